@@ -1,0 +1,133 @@
+// kernel_common.cuh — included by every step: the PTX wrappers, the encoders, tensor maps, a
+// launch helper that works in both builds, and the step's main().
+#pragma once
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#if defined(TCG_SIM)
+#include "sim/cuda_sim.h"
+#define TCG_BUILD_NS sim
+#else
+#include "cuda_check.h"
+#define TCG_BUILD_NS gpu
+#endif
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "descriptors.h"
+#include "ptx.cuh"
+#include "step.h"
+#include "tensor_map.h"
+
+namespace tcg {
+
+template <class T>
+__host__ __device__ constexpr T ceil_div(T a, T b) {
+  return (a + b - 1) / b;
+}
+template <class T>
+__host__ __device__ constexpr T round_up(T a, T b) {
+  return ceil_div(a, b) * b;
+}
+
+// Reinterpret the bits of a 32-bit register (as tcgen05.ld returns them) as an FP32 value.
+__device__ __forceinline__ float u32_as_float(uint32_t u) {
+#if defined(TCG_SIM)
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+#else
+  return __uint_as_float(u);
+#endif
+}
+
+// Two FP32 values rounded to BF16 (round-to-nearest-even) and packed low-first into 32 bits.
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &h, 4);
+  return u;
+}
+
+// One 16-byte store; `dst` must be 16-byte aligned.
+__device__ __forceinline__ void store_16B(void* dst, uint4 v) {
+#if defined(TCG_SIM)
+  memcpy(dst, &v, 16);
+#else
+  *reinterpret_cast<uint4*>(dst) = v;
+#endif
+}
+
+// The dynamic shared-memory base rounded up to 1024 bytes: 128B-swizzled tiles must start on a
+// 1024-byte boundary (their swizzle pattern repeats every 8 rows of 128 B, and both TMA and the
+// MMA apply it to absolute address bits). Launches request kSmemAlignSlack extra bytes for it.
+constexpr uint32_t kSmemAlignSlack = 1024;
+__device__ inline uint8_t* aligned_smem_base() {
+  uint8_t* p = dynamic_smem();
+  const uint32_t a = smem_addr(p);
+  return p + ((1024 - (a & 1023)) & 1023);
+}
+
+inline CUtensorMap make_tensor_map(const TiledMap& m) {
+#if defined(TCG_SIM)
+  return ::tcsim::encode_tensor_map(m);
+#else
+  return encode_tensor_map_gpu(m);
+#endif
+}
+
+struct LaunchDims {
+  dim3 grid;
+  dim3 block;
+  uint32_t smem_bytes = 0;
+  dim3 cluster = dim3(1, 1, 1);
+};
+
+// kernel<<<grid, block, smem, stream>>>(args...), with the dynamic shared-memory limit raised and
+// an optional cluster shape. In the emulator build the kernel runs on the CPU.
+template <class... Params, class... Args>
+void launch_kernel(void (*kernel)(Params...), const LaunchDims& d, cudaStream_t stream, Args&&... args) {
+#if defined(TCG_SIM)
+  (void)stream;
+  ::tcsim::launch(d.grid, d.block, d.cluster, d.smem_bytes, [&] { kernel(Params(args)...); });
+#else
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(d.smem_bytes)));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = d.grid;
+  cfg.blockDim = d.block;
+  cfg.dynamicSmemBytes = d.smem_bytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = d.cluster.x;
+  attr[0].val.clusterDim.y = d.cluster.y;
+  attr[0].val.clusterDim.z = d.cluster.z;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, Params(std::forward<Args>(args))...));
+  CUDA_CHECK(cudaGetLastError());
+#endif
+}
+
+}  // namespace tcg
+
+// TCG_STEP_MAIN(kSpec): the GPU build emits main(), which hands both builds' launchers to the
+// harness. With -DTCG_SIM_MAIN the emulator build emits an emulator-only main() instead (used by
+// the "Break it" tests, which rebuild a modified kernel without nvcc).
+#if defined(TCG_SIM)
+#if defined(TCG_SIM_MAIN)
+#define TCG_STEP_MAIN(spec) \
+  int main(int argc, char** argv) { return ::tcg::run_step(sim::spec, nullptr, &sim::launch, argc, argv); }
+#else
+#define TCG_STEP_MAIN(spec)
+#endif
+#else
+#define TCG_STEP_MAIN(spec)                                                                       \
+  namespace sim {                                                                                 \
+  void launch(const ::tcg::GemmArgs&);                                                            \
+  }                                                                                               \
+  int main(int argc, char** argv) { return ::tcg::run_step(gpu::spec, &gpu::launch, &sim::launch, argc, argv); }
+#endif

@@ -1,0 +1,71 @@
+// sim.h — the kernel-facing side of the tcgen05 emulator.
+//
+// common/ptx.cuh calls these functions in the emulator build. Each models one PTX instruction
+// (or CUDA built-in) with the semantics the PTX ISA defines; see docs/emulator.md for what is
+// and is not modelled. Everything here runs inside an emulated CUDA thread (a fiber), except
+// launch() and encode_tensor_map(), which the host side of a step calls.
+#pragma once
+#include <cuda.h>  // CUtensorMap
+#include <vector_types.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "../tensor_map.h"
+#include "sim_api.h"
+
+namespace tcsim {
+
+struct SrcLoc {
+  const char* file;
+  int line;
+};
+
+// The built-in variables of the emulated thread that is running now.
+struct ThreadVars {
+  uint3 thread_idx;
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+};
+const ThreadVars& current();
+
+// ---- host side
+// Runs `body` once per thread of every CTA of the grid, each thread a fiber. The CTAs of a
+// cluster run together; clusters run one after another. Throws SimError on a kernel bug.
+void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t dynamic_smem_bytes, const std::function<void()>& body);
+CUtensorMap encode_tensor_map(const tcg::TiledMap& m);
+
+// ---- CUDA built-ins
+uint8_t* dynamic_smem();
+uint32_t cvta_shared(const void* p);
+void syncthreads(SrcLoc at);
+void syncwarp(SrcLoc at);
+void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at);
+bool elect_sync(SrcLoc at);
+void fence(SrcLoc at);  // fences are accepted; the emulator's memory is sequentially consistent
+
+// ---- mbarrier
+void mbar_init(uint32_t bar, uint32_t count, SrcLoc at);
+void mbar_arrive(uint32_t bar, SrcLoc at);
+void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at);
+void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at);
+
+// ---- TMA
+void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coords, uint32_t bar, SrcLoc at);
+
+// ---- tcgen05
+void tmem_alloc(uint32_t dst, uint32_t ncols, SrcLoc at);
+void tmem_dealloc(uint32_t taddr, uint32_t ncols, SrcLoc at);
+void tmem_relinquish(SrcLoc at);
+void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool accumulate, SrcLoc at);
+void tcgen05_commit(uint32_t bar, SrcLoc at);
+enum class LdShape { k32x32b, k16x256b };
+void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at);
+void tmem_wait_ld(SrcLoc at);
+
+// ---- warp MMA
+void ldmatrix(int num, uint32_t addr, uint32_t* regs, SrcLoc at);
+void mma_sync_m16n8k16_bf16(float* d, const uint32_t* a, const uint32_t* b, const float* c, SrcLoc at);
+
+}  // namespace tcsim

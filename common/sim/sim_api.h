@@ -1,0 +1,43 @@
+// sim_api.h — what the harness sees of the tcgen05 emulator: options, statistics, failures.
+// (The kernel-facing side, used by common/ptx.cuh in the emulator build, is common/sim/sim.h.)
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tcsim {
+
+struct Options {
+  uint64_t seed = 1;                    // scheduler seed (--sim-seed): thread interleaving and
+                                        // completion points of asynchronous operations
+  uint64_t instruction_budget = 2000000000ull;  // emulated instructions per launch before we
+                                                // report a livelock
+  bool verbose = false;
+};
+
+struct Stats {
+  uint64_t ctas = 0;
+  uint64_t mmas = 0;               // tcgen05.mma instructions executed
+  uint64_t mma_flops = 0;          // 2*M*N*K summed over them
+  uint64_t tma_copies = 0;
+  uint64_t tma_bytes = 0;          // bytes written to shared memory by TMA
+  uint64_t barrier_waits = 0;      // mbarrier waits that had to block
+  uint64_t fiber_switches = 0;     // context switches between emulated threads
+  uint64_t instructions = 0;       // emulated PTX-level operations
+  double wall_seconds = 0;         // whole launch
+  double mma_seconds = 0;          // of which: MMA arithmetic (operand fetch + multiply-add)
+  double copy_seconds = 0;         // of which: TMA copies
+};
+
+// Thrown out of a launch when the emulator found a bug in the kernel (deadlock, TMEM leak, bad
+// descriptor, ...). what() is the full diagnostic paragraph.
+struct SimError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void set_options(const Options& o);
+const Options& options();
+// Statistics of the most recent launch (reset at the start of each launch).
+const Stats& last_stats();
+
+}  // namespace tcsim

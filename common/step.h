@@ -1,0 +1,45 @@
+// step.h — the contract between a step (steps/stepNN_*.cu) and the harness (common/harness.cpp).
+//
+// Every step source is compiled twice: by nvcc into namespace `gpu` and by g++ (-DTCG_SIM) into
+// namespace `sim`. Both builds define `launch(const GemmArgs&)` and `kSpec`; the GPU build also
+// emits main(), which hands both launchers to the harness. The harness picks one at run time:
+// the real kernel on a capable GPU, otherwise the emulator (common/sim/).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace tcg {
+
+// C = A * B^T. A is M x K row-major, B is N x K row-major (both K-major, like nn.Linear weights),
+// C is M x N row-major BF16, accumulated in FP32.
+struct GemmArgs {
+  int m = 0, n = 0, k = 0;
+  const __nv_bfloat16* a = nullptr;  // device memory (host memory under the emulator)
+  const __nv_bfloat16* b = nullptr;
+  __nv_bfloat16* c = nullptr;
+  cudaStream_t stream = nullptr;     // ignored by the emulator
+};
+
+using LaunchFn = void (*)(const GemmArgs&);
+
+enum class Arch {
+  kSm80Plus,  // mma.sync: any compute capability >= 8.0
+  kSm100a,    // tcgen05: compute capability exactly 10.0 (sm_100a code runs on nothing else)
+};
+
+struct StepSpec {
+  int number;           // 0, 1, 2, ...
+  const char* name;     // short identifier, e.g. "basic_tcgen05" (CSV "step_name")
+  const char* title;    // one line for the report
+  Arch arch;
+  int k_multiple;       // K must be a multiple of this (TMA global strides are 16-byte multiples)
+};
+
+// Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.
+// Returns the process exit code: 0 ok, 1 verification or emulator failure, 2 usage error,
+// 3 cannot run here. `sim_launch` may be null (no emulator build).
+int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc, char** argv);
+
+}  // namespace tcg

@@ -4,8 +4,6 @@
 // The pure pieces (parsing, inputs, CPU reference, verification, CSV) are declared in
 // harness_internal.h and unit-tested by tests/test_harness.cpp; the GPU and emulator drivers at
 // the end of this file glue them together.
-#include "common/harness_internal.h"
-
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
@@ -25,6 +23,7 @@
 #include <utility>
 
 #include "common/cuda_check.h"
+#include "common/harness_internal.h"
 #include "common/sim/sim_api.h"
 
 // The Makefile passes the commit: -DTCG_GIT_REV="\"abc123\"".
@@ -32,14 +31,15 @@
 #define TCG_GIT_REV "unknown"
 #endif
 
-// Like CUDA_CHECK, for cuBLAS calls: throws tcg::CudaError naming file:line, the call and the status.
-#define CUBLAS_CHECK(call)                                                                     \
-  do {                                                                                         \
-    cublasStatus_t tcg_status_ = (call);                                                       \
-    if (tcg_status_ != CUBLAS_STATUS_SUCCESS)                                                  \
-      ::tcg::throw_cuda_error(__FILE__, __LINE__, #call,                                       \
-                              std::string(cublasGetStatusName(tcg_status_)) + ": " +           \
-                                  cublasGetStatusString(tcg_status_));                         \
+// Like CUDA_CHECK, for cuBLAS calls: throws tcg::CudaError naming file:line, the call and the
+// status.
+#define CUBLAS_CHECK(call)                                                           \
+  do {                                                                               \
+    cublasStatus_t tcg_status_ = (call);                                             \
+    if (tcg_status_ != CUBLAS_STATUS_SUCCESS)                                        \
+      ::tcg::throw_cuda_error(__FILE__, __LINE__, #call,                             \
+                              std::string(cublasGetStatusName(tcg_status_)) + ": " + \
+                                  cublasGetStatusString(tcg_status_));               \
   } while (0)
 
 namespace tcg::harness {
@@ -174,16 +174,17 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
   } operands[] = {{"A (M x K)", o.m * o.k}, {"B (N x K)", o.n * o.k}, {"C (M x N)", o.m * o.n}};
   for (const auto& op : operands) {
     if (op.elements > kMaxElements)
-      return prog + strf("--m=%lld --n=%lld --k=%lld: %s would have %lld elements, more than "
-                         "2^31-1 (kernels use 32-bit element offsets)",
-                         static_cast<long long>(o.m), static_cast<long long>(o.n),
-                         static_cast<long long>(o.k), op.what,
-                         static_cast<long long>(op.elements));
+      return prog + strf(
+                        "--m=%lld --n=%lld --k=%lld: %s would have %lld elements, more than "
+                        "2^31-1 (kernels use 32-bit element offsets)",
+                        static_cast<long long>(o.m), static_cast<long long>(o.n),
+                        static_cast<long long>(o.k), op.what, static_cast<long long>(op.elements));
   }
   if (o.inputs == Inputs::kInteger && o.k > kMaxIntegerK)
-    return prog + strf("--k=%lld: --inputs integer needs K <= %lld (larger sums of products are "
-                       "not exact in FP32)",
-                       static_cast<long long>(o.k), static_cast<long long>(kMaxIntegerK));
+    return prog + strf(
+                      "--k=%lld: --inputs integer needs K <= %lld (larger sums of products are "
+                      "not exact in FP32)",
+                      static_cast<long long>(o.k), static_cast<long long>(kMaxIntegerK));
   return "";
 }
 
@@ -243,8 +244,8 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     }
 
     // Flags with a value.
-    static const char* const kValued[] = {"--m",      "--n",      "--k",   "--iters",   "--warmup",
-                                          "--seed",   "--inputs", "--csv", "--sim-seed"};
+    static const char* const kValued[] = {"--m",    "--n",      "--k",   "--iters",   "--warmup",
+                                          "--seed", "--inputs", "--csv", "--sim-seed"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char* f) { return name == f; }) == std::end(kValued))
       return fail("unknown flag " + name + " (see --help)");
@@ -259,9 +260,18 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     std::string err;
     if (name == "--m" || name == "--n" || name == "--k") {
       err = parse_bounded(name, value, 1, static_cast<uint64_t>(kMaxDim), &v);
-      if (name == "--m") { o.m = static_cast<int64_t>(v); o.m_given = true; }
-      if (name == "--n") { o.n = static_cast<int64_t>(v); o.n_given = true; }
-      if (name == "--k") { o.k = static_cast<int64_t>(v); o.k_given = true; }
+      if (name == "--m") {
+        o.m = static_cast<int64_t>(v);
+        o.m_given = true;
+      }
+      if (name == "--n") {
+        o.n = static_cast<int64_t>(v);
+        o.n_given = true;
+      }
+      if (name == "--k") {
+        o.k = static_cast<int64_t>(v);
+        o.k_given = true;
+      }
     } else if (name == "--iters") {
       err = parse_bounded(name, value, 1, kMaxCount, &v);
       o.iters = static_cast<int>(v);
@@ -382,8 +392,16 @@ void reference_rows(const float* af, const float* bf, int64_t m, int64_t n, int6
       for (; q + 4 <= k; q += 4) {
         const double p0 = double(ar[q]) * br[q], p1 = double(ar[q + 1]) * br[q + 1];
         const double p2 = double(ar[q + 2]) * br[q + 2], p3 = double(ar[q + 3]) * br[q + 3];
-        d0 += p0; d1 += p1; d2 += p2; d3 += p3;
-        if (kWithS) { s0 += std::fabs(p0); s1 += std::fabs(p1); s2 += std::fabs(p2); s3 += std::fabs(p3); }
+        d0 += p0;
+        d1 += p1;
+        d2 += p2;
+        d3 += p3;
+        if (kWithS) {
+          s0 += std::fabs(p0);
+          s1 += std::fabs(p1);
+          s2 += std::fabs(p2);
+          s3 += std::fabs(p3);
+        }
       }
       for (; q < k; ++q) {
         const double p = double(ar[q]) * br[q];
@@ -416,15 +434,18 @@ void cpu_reference(const __nv_bfloat16* a, const __nv_bfloat16* b, int64_t m, in
 }
 
 // Why this tolerance. Let x be the exact dot product for C[i][j] and S = sum_k |a_ik|·|b_jk|.
-//  * Accumulation: the kernel and the reference both sum K products in FP32, in orders we do not
-//    know. Any such order gives a result within K·u·S of x (the standard bound for recursive
-//    summation, first order in u). We take u = 2^-23, the bound for truncation, because the
-//    rounding of tensor-core accumulation is not specified. The kernel's sum y and the
-//    reference r are then within 2·K·u·S of each other.
-//  * Output rounding: the kernel rounds y to BF16 (8 significant bits) to nearest, an error of at
-//    most half an ulp, i.e. 2^-8·|y|. We write 2^-8·|r|; the difference, 2^-8·(2·K·u·S), is
-//    covered by taking u = 2^-23 instead of the round-to-nearest 2^-24 above.
+//  * Accumulation: the kernel and the reference (cuBLAS, itself on tensor cores) both sum K
+//    products in FP32, in orders we do not know. Any order of K additions stays within K·u·S of x
+//    (the standard first-order bound for summation). We take u = 2^-23, the bound for truncation,
+//    because the rounding of tensor-core accumulation is not specified. So the kernel's FP32 sum y
+//    and the reference r differ by at most 2·K·u·S. (The CPU reference, summed in double, is
+//    closer still.)
+//  * Output rounding: the kernel rounds y to BF16 (8 significant bits) to nearest: at most half an
+//    ulp, 2^-8·|y|. We write 2^-8·|r|; the difference, at most 2^-8·2·K·u·S, is second order and
+//    swamped by the pessimism of the K·u·S bound (real accumulation errors grow far slower).
 //  * 2^-133, the smallest BF16 subnormal, covers results that underflow (r = 0, S tiny).
+// Note the first term is tight: a correctly rounded result can be off by nearly 2^-8·|r| (just
+// above a power of two), so err/tol ratios close to 1 are normal; above 1 is a failure.
 double tolerance(double ref, double s, int64_t k) {
   return std::ldexp(std::fabs(ref), -8) + 2.0 * static_cast<double>(k) * std::ldexp(s, -23) +
          std::ldexp(1.0, -133);
@@ -465,7 +486,8 @@ VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, con
       }
       if (!ok) {
         ++r.mismatches;
-        if (static_cast<int>(r.first.size()) < kMaxListed) r.first.push_back({i, j, expected, got, tol});
+        if (static_cast<int>(r.first.size()) < kMaxListed)
+          r.first.push_back({i, j, expected, got, tol});
       }
     }
   }
@@ -475,14 +497,14 @@ VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, con
 std::string format_verify(const VerifyResult& r) {
   const long long total = static_cast<long long>(r.total);
   if (r.passed()) {
-    if (r.inputs == Inputs::kInteger)
-      return strf("PASS: all %lld elements exact", total);
+    if (r.inputs == Inputs::kInteger) return strf("PASS: all %lld elements exact", total);
     return strf("PASS: %lld elements, max |err| %.3g at C[%lld][%lld], max err/tol %.3g", total,
                 r.max_abs_err, static_cast<long long>(r.max_i), static_cast<long long>(r.max_j),
                 r.max_ratio);
   }
-  std::string s = strf("FAIL: %lld of %lld elements wrong, %lld NaN/Inf", static_cast<long long>(r.mismatches),
-                       total, static_cast<long long>(r.nonfinite));
+  std::string s =
+      strf("FAIL: %lld of %lld elements wrong, %lld NaN/Inf", static_cast<long long>(r.mismatches),
+           total, static_cast<long long>(r.nonfinite));
   if (r.max_i >= 0)
     s += strf("; max |err| %.6g at C[%lld][%lld]", r.max_abs_err, static_cast<long long>(r.max_i),
               static_cast<long long>(r.max_j));
@@ -492,7 +514,8 @@ std::string format_verify(const VerifyResult& r) {
     s += r.inputs == Inputs::kInteger ? std::string(" (exact)") : strf(" (tol %.3g)", mm.tol);
   }
   if (r.mismatches > static_cast<int64_t>(r.first.size()))
-    s += strf("\n  ... and %lld more", static_cast<long long>(r.mismatches - static_cast<int64_t>(r.first.size())));
+    s += strf("\n  ... and %lld more",
+              static_cast<long long>(r.mismatches - static_cast<int64_t>(r.first.size())));
   return s;
 }
 
@@ -516,12 +539,12 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string csv_line(const CsvRecord& r) {
-  const std::string* fields[] = {&r.step,      &r.step_name,     &r.gpu,   &r.sm_count,
-                                 &r.driver,    &r.cuda_runtime,  &r.cublas, &r.m,
-                                 &r.n,         &r.k,             &r.dtype, &r.inputs,
-                                 &r.iterations, &r.median_ms,    &r.tflops, &r.cublas_tflops,
-                                 &r.ratio,     &r.max_abs_err,   &r.verified, &r.date,
-                                 &r.git_rev};
+  const std::string* fields[] = {
+      &r.step,          &r.step_name, &r.gpu,         &r.sm_count,  &r.driver,
+      &r.cuda_runtime,  &r.cublas,    &r.m,           &r.n,         &r.k,
+      &r.dtype,         &r.inputs,    &r.iterations,  &r.median_ms, &r.tflops,
+      &r.cublas_tflops, &r.ratio,     &r.max_abs_err, &r.verified,  &r.date,
+      &r.git_rev};
   std::string line;
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) {
     if (i > 0) line += ',';
@@ -561,7 +584,8 @@ std::string inspect_csv(int fd, const std::string& path, bool* empty) {
   const ssize_t got = ::pread(fd, &first[0], first.size(), 0);
   if (got < 0) return path + ": " + std::strerror(errno);
   if (static_cast<size_t>(got) != header.size() || first != header)
-    return path + ": first line is not this harness's CSV header; refusing to append (use a new file)";
+    return path +
+           ": first line is not this harness's CSV header; refusing to append (use a new file)";
   char last = 0;
   if (::pread(fd, &last, 1, st.st_size - 1) != 1) return path + ": " + std::strerror(errno);
   if (last != '\n')
@@ -573,7 +597,18 @@ std::string inspect_csv(int fd, const std::string& path, bool* empty) {
 
 std::string csv_check(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return errno == ENOENT ? "" : path + ": " + std::strerror(errno);
+  if (fd.get() < 0) {
+    if (errno != ENOENT) return path + ": " + std::strerror(errno);
+    // A new file: its directory must exist and be writable, or the append would fail only after
+    // the whole run.
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : path.substr(0, slash);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      return path + ": cannot create it (" + dir + ": " + std::strerror(errno) + ")";
+    return "";
+  }
   bool empty = false;
   return inspect_csv(fd.get(), path, &empty);
 }
@@ -621,7 +656,7 @@ std::string utc_iso8601(std::time_t t) {
 
 namespace {
 
-constexpr double kMinTimedMs = 100.0;   // keep timing until the launches add up to this...
+constexpr double kMinTimedMs = 100.0;    // keep timing until the launches add up to this...
 constexpr int kMaxTimedLaunches = 1000;  // ...but stop extending at this many launches
 
 // Owns device memory for `count` elements of T.
@@ -738,7 +773,8 @@ GpuSurvey survey_gpus(Arch arch) {
       g.minor = p.minor;
       g.sm_count = p.multiProcessorCount;
     }
-    if (s.capable < 0 && is_capable(arch, g.major, g.minor)) s.capable = static_cast<int>(s.devices.size());
+    if (s.capable < 0 && is_capable(arch, g.major, g.minor))
+      s.capable = static_cast<int>(s.devices.size());
     s.devices.push_back(g);
   }
   return s;
@@ -768,9 +804,11 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
   std::printf("%s: %s\n", program_name(spec).c_str(), spec.title);
   std::printf("device:   %s\n", device.c_str());
   std::printf("shape:    M=%lld N=%lld K=%lld (C = A * B^T, BF16 in and out, FP32 accumulation)\n",
-              static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k));
+              static_cast<long long>(o.m), static_cast<long long>(o.n),
+              static_cast<long long>(o.k));
   if (o.inputs == Inputs::kInteger)
-    std::printf("inputs:   integer, uniform in [-2, 2], seed %llu\n", static_cast<unsigned long long>(o.seed));
+    std::printf("inputs:   integer, uniform in [-2, 2], seed %llu\n",
+                static_cast<unsigned long long>(o.seed));
   else
     std::printf("inputs:   random, uniform in [-1, 1] rounded to BF16, seed %llu\n",
                 static_cast<unsigned long long>(o.seed));
@@ -803,6 +841,7 @@ CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult
 int finish(const StepSpec& spec, const Options& o, const VerifyResult* vr, const CsvRecord& row) {
   bool csv_ok = true;
   if (!o.csv.empty()) {
+    std::fflush(stdout);  // the report first, should the CSV file be stdout itself
     const std::string err = csv_append(o.csv, row);
     if (!err.empty()) {
       std::fprintf(stderr, "%s: %s\n", program_name(spec).c_str(), err.c_str());
@@ -885,6 +924,17 @@ Timing time_launches(const std::function<void()>& launch, cudaStream_t stream,
   return t;
 }
 
+// Calls the step's launcher and checks that the launch itself was accepted, naming the step as
+// the culprit rather than the harness line that noticed.
+void launch_step(LaunchFn launch, const GemmArgs& args) {
+  launch(args);
+  try {
+    CUDA_CHECK(cudaGetLastError());
+  } catch (const CudaError& e) {
+    throw CudaError(std::string("the step's kernel launch failed: ") + e.what());
+  }
+}
+
 double tflops(const Options& o, double ms) {
   return 2.0 * double(o.m) * double(o.n) * double(o.k) / (ms * 1e-3) / 1e12;
 }
@@ -903,8 +953,10 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   // Declared before the cuBLAS handle so that the handle is destroyed first.
   Stream stream;
   DeviceBuffer<__nv_bfloat16> a(count_a), b(count_b), c(count_c);
-  CUDA_CHECK(cudaMemcpyAsync(a.get(), in.a.data(), a.bytes(), cudaMemcpyHostToDevice, stream.get()));
-  CUDA_CHECK(cudaMemcpyAsync(b.get(), in.b.data(), b.bytes(), cudaMemcpyHostToDevice, stream.get()));
+  CUDA_CHECK(
+      cudaMemcpyAsync(a.get(), in.a.data(), a.bytes(), cudaMemcpyHostToDevice, stream.get()));
+  CUDA_CHECK(
+      cudaMemcpyAsync(b.get(), in.b.data(), b.bytes(), cudaMemcpyHostToDevice, stream.get()));
   CublasHandle blas(stream.get());
 
   GemmArgs args;
@@ -919,9 +971,12 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   // The checked launch. C starts as NaN (0xFFFF is a BF16 NaN) so that any element the kernel
   // never writes shows up in the check.
   CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream.get()));
-  launch(args);
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  launch_step(launch, args);
+  try {
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  } catch (const CudaError& e) {
+    throw CudaError(std::string("the step's kernel failed while running: ") + e.what());
+  }
   std::vector<__nv_bfloat16> out(count_c);
   CUDA_CHECK(cudaMemcpyAsync(out.data(), c.get(), c.bytes(), cudaMemcpyDeviceToHost, stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -933,7 +988,8 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
     std::vector<float> ref(count_c), s;
     DeviceBuffer<float> ref_d(count_c);
     cublas_gemm(blas.get(), a.get(), b.get(), ref_d.get(), CUDA_R_32F, o);
-    CUDA_CHECK(cudaMemcpyAsync(ref.data(), ref_d.get(), ref_d.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+    CUDA_CHECK(cudaMemcpyAsync(ref.data(), ref_d.get(), ref_d.bytes(), cudaMemcpyDeviceToHost,
+                               stream.get()));
     if (o.inputs == Inputs::kRandom) {
       // |x| of a BF16 value: clear the sign bit.
       auto abs_copy = [](const std::vector<__nv_bfloat16>& x) {
@@ -943,11 +999,14 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
       };
       const std::vector<__nv_bfloat16> abs_a = abs_copy(in.a), abs_b = abs_copy(in.b);
       DeviceBuffer<__nv_bfloat16> abs_a_d(count_a), abs_b_d(count_b);
-      CUDA_CHECK(cudaMemcpyAsync(abs_a_d.get(), abs_a.data(), abs_a_d.bytes(), cudaMemcpyHostToDevice, stream.get()));
-      CUDA_CHECK(cudaMemcpyAsync(abs_b_d.get(), abs_b.data(), abs_b_d.bytes(), cudaMemcpyHostToDevice, stream.get()));
+      CUDA_CHECK(cudaMemcpyAsync(abs_a_d.get(), abs_a.data(), abs_a_d.bytes(),
+                                 cudaMemcpyHostToDevice, stream.get()));
+      CUDA_CHECK(cudaMemcpyAsync(abs_b_d.get(), abs_b.data(), abs_b_d.bytes(),
+                                 cudaMemcpyHostToDevice, stream.get()));
       s.resize(count_c);
       cublas_gemm(blas.get(), abs_a_d.get(), abs_b_d.get(), ref_d.get(), CUDA_R_32F, o);
-      CUDA_CHECK(cudaMemcpyAsync(s.data(), ref_d.get(), ref_d.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+      CUDA_CHECK(cudaMemcpyAsync(s.data(), ref_d.get(), ref_d.bytes(), cudaMemcpyDeviceToHost,
+                                 stream.get()));
       CUDA_CHECK(cudaStreamSynchronize(stream.get()));  // before abs_a_d / abs_b_d are freed
     }
     CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -959,21 +1018,17 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   int l2_bytes = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, gpu.index));
   const DeviceBuffer<unsigned char> flush(std::max<size_t>(2 * static_cast<size_t>(l2_bytes), 1));
-  const Timing ours = time_launches(
-      [&] {
-        launch(args);
-        CUDA_CHECK(cudaGetLastError());
-      },
-      stream.get(), flush, o.warmup, o.iters);
+  const Timing ours =
+      time_launches([&] { launch_step(launch, args); }, stream.get(), flush, o.warmup, o.iters);
   // Our kernel has already run once untimed (the checked launch); give cuBLAS at least one
   // untimed call too, so its one-time setup is never timed.
-  const Timing theirs = time_launches(
-      [&] { cublas_gemm(blas.get(), a.get(), b.get(), c.get(), CUDA_R_16BF, o); }, stream.get(),
-      flush, std::max(o.warmup, 1), o.iters);
+  const Timing theirs =
+      time_launches([&] { cublas_gemm(blas.get(), a.get(), b.get(), c.get(), CUDA_R_16BF, o); },
+                    stream.get(), flush, std::max(o.warmup, 1), o.iters);
 
   const double ours_tflops = tflops(o, ours.median_ms), theirs_tflops = tflops(o, theirs.median_ms);
-  std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n", ours.median_ms,
-              ours.launches, ours_tflops);
+  std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n",
+              ours.median_ms, ours.launches, ours_tflops);
   std::printf("cuBLAS:   %.4f ms = %.1f TFLOPS; this step reaches %.1f%% of cuBLAS\n",
               theirs.median_ms, theirs_tflops, 100.0 * ours_tflops / theirs_tflops);
 
@@ -1020,22 +1075,25 @@ int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
   if (o.check) {
     std::vector<float> ref(out.size()), s;
     if (o.inputs == Inputs::kRandom) s.resize(out.size());
-    cpu_reference(in.a.data(), in.b.data(), o.m, o.n, o.k, ref.data(), s.empty() ? nullptr : s.data());
+    cpu_reference(in.a.data(), in.b.data(), o.m, o.n, o.k, ref.data(),
+                  s.empty() ? nullptr : s.data());
     vr = verify(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n, o.k);
   }
   print_verify(o.check ? &vr : nullptr);
 
   const double rest = std::max(0.0, st.wall_seconds - st.mma_seconds - st.copy_seconds);
-  std::printf("emulated: %llu CTAs, %llu MMAs, %llu TMA copies (%.2f MiB), %llu blocking barrier "
-              "waits, %llu fiber switches, %llu instructions\n",
-              static_cast<unsigned long long>(st.ctas), static_cast<unsigned long long>(st.mmas),
-              static_cast<unsigned long long>(st.tma_copies), double(st.tma_bytes) / (1024.0 * 1024.0),
-              static_cast<unsigned long long>(st.barrier_waits),
-              static_cast<unsigned long long>(st.fiber_switches),
-              static_cast<unsigned long long>(st.instructions));
-  std::printf("wall:     %.3f s = %.3f s MMA arithmetic + %.3f s copies + %.3f s rest "
-              "(emulator time, not a GPU estimate)\n",
-              st.wall_seconds, st.mma_seconds, st.copy_seconds, rest);
+  std::printf(
+      "emulated: %llu CTAs, %llu MMAs, %llu TMA copies (%.2f MiB), %llu blocking barrier "
+      "waits, %llu fiber switches, %llu instructions\n",
+      static_cast<unsigned long long>(st.ctas), static_cast<unsigned long long>(st.mmas),
+      static_cast<unsigned long long>(st.tma_copies), double(st.tma_bytes) / (1024.0 * 1024.0),
+      static_cast<unsigned long long>(st.barrier_waits),
+      static_cast<unsigned long long>(st.fiber_switches),
+      static_cast<unsigned long long>(st.instructions));
+  std::printf(
+      "wall:     %.3f s = %.3f s MMA arithmetic + %.3f s copies + %.3f s rest "
+      "(emulator time, not a GPU estimate)\n",
+      st.wall_seconds, st.mma_seconds, st.copy_seconds, rest);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = "tcgen05-emulator";
@@ -1049,7 +1107,8 @@ int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
 
 namespace tcg {
 
-int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc, char** argv) {
+int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc,
+             char** argv) {
   using namespace tcg::harness;
   const std::string prog = program_name(spec);
   try {
@@ -1088,7 +1147,8 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       std::fprintf(stderr, "%s: running in the tcgen05 emulator (--sim-seed %llu)\n", prog.c_str(),
                    static_cast<unsigned long long>(o.sim_seed));
     else
-      std::fprintf(stderr, "%s: no %s here (found %s); running in the tcgen05 emulator (--sim-seed %llu)\n",
+      std::fprintf(stderr,
+                   "%s: no %s here (found %s); running in the tcgen05 emulator (--sim-seed %llu)\n",
                    prog.c_str(), need_short(spec.arch).c_str(), found.c_str(),
                    static_cast<unsigned long long>(o.sim_seed));
     apply_emulator_defaults(o);

@@ -35,12 +35,12 @@ constexpr int kMaxCount = 1000000;  // upper bound for --iters / --warmup
 struct Options {
   int64_t m = kGpuDefaultDim, n = kGpuDefaultDim, k = kGpuDefaultDim;
   bool m_given = false, n_given = false, k_given = false;  // emulator defaults apply otherwise
-  int iters = 20;      // >= 1
-  int warmup = 5;      // >= 0
-  uint64_t seed = 1;   // input seed
+  int iters = 20;                                          // >= 1
+  int warmup = 5;                                          // >= 0
+  uint64_t seed = 1;                                       // input seed
   bool check = true;
   Inputs inputs = Inputs::kRandom;
-  std::string csv;     // empty: no CSV output
+  std::string csv;  // empty: no CSV output
   bool force_gpu = false;
   bool force_sim = false;
   uint64_t sim_seed = 1;
@@ -115,7 +115,7 @@ struct VerifyResult {
   int64_t nonfinite = 0;   // NaN or Inf in the output
   double max_abs_err = 0;  // over the finite outputs
   int64_t max_i = -1, max_j = -1;
-  double max_ratio = 0;    // max |err| / tol over the finite outputs (random inputs only)
+  double max_ratio = 0;         // max |err| / tol over the finite outputs (random inputs only)
   std::vector<Mismatch> first;  // the first kMaxListed mismatches in row-major order
   bool passed() const { return mismatches == 0; }
 };
@@ -141,9 +141,9 @@ struct CsvRecord {
   std::string median_ms, tflops, cublas_tflops, ratio, max_abs_err, verified, date, git_rev;
 };
 
-std::string csv_header();                      // the header line, with '\n'
-std::string csv_field(const std::string& s);   // quoted if it holds , " CR or LF
-std::string csv_line(const CsvRecord& r);      // one row, with '\n'
+std::string csv_header();                     // the header line, with '\n'
+std::string csv_field(const std::string& s);  // quoted if it holds , " CR or LF
+std::string csv_line(const CsvRecord& r);     // one row, with '\n'
 
 // "" if `path` can take our rows: it does not exist, is empty, or starts with our header line
 // (and ends with a newline). Otherwise a message (without program name) saying why not.
@@ -152,7 +152,7 @@ std::string csv_check(const std::string& path);
 // exclusive flock so concurrent runs do not interleave. "" on success, else a message.
 std::string csv_append(const std::string& path, const CsvRecord& r);
 
-std::string format_version(int v);    // CUDA-style version number: 13000 -> "13.0"; <= 0 -> ""
+std::string format_version(int v);       // CUDA-style version number: 13000 -> "13.0"; <= 0 -> ""
 std::string utc_iso8601(std::time_t t);  // "2025-11-21T09:45:00Z"
 
 }  // namespace tcg::harness

@@ -90,33 +90,40 @@ __global__ void __launch_bounds__(NUM_THREADS)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = *tmem_slot;
 
+  // The mainloop is driven by ONE thread: it loads, waits, issues the MMAs and waits again.
+  // The other threads cannot usefully wait on these barriers: their phases repeat every k-tile
+  // and try_wait.parity only tells the current phase from the previous one, so a thread that
+  // is not in lockstep with the issuer could not know which k-tile a parity refers to.
   const int num_k_tiles = ceil_div(k, BLOCK_K);
-  uint32_t phase = 0;  // both barriers complete once per k-tile, so one parity serves both
-  for (int kt = 0; kt < num_k_tiles; ++kt) {
-    // 1. One thread loads the A and B tiles. The barrier's phase completes when that thread
-    //    has arrived AND the TMA has delivered STAGE_BYTES (zero-filled edges count too).
-    if (warp == 0 && elect_one_sync()) {
+  if (warp == 0 && elect_one_sync()) {
+    uint32_t phase = 0;  // both barriers complete once per k-tile, so one parity serves both
+    for (int kt = 0; kt < num_k_tiles; ++kt) {
+      // 1. Load the A and B tiles. The barrier's phase completes when this thread has arrived
+      //    AND the TMA has delivered STAGE_BYTES (zero-filled edges count too).
       mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES);
       tma_load_3d(a_tile, &tmap_a, 0, m0, kt * (BLOCK_K / 8), tma_full_bar);
       tma_load_3d(b_tile, &tmap_b, 0, n0, kt * (BLOCK_K / 8), tma_full_bar);
-    }
-    mbarrier_wait_parity(tma_full_bar, phase);
-    tcgen05_fence_after_thread_sync();
+      mbarrier_wait_parity(tma_full_bar, phase);
+      tcgen05_fence_after_thread_sync();
 
-    // 2. One thread issues the MMAs, then commits: mma_done_bar fires when they have finished
-    //    reading shared memory and writing TMEM.
-    if (warp == 0 && elect_one_sync()) {
+      // 2. Issue the MMAs, then commit: mma_done_bar fires once they have finished reading
+      //    shared memory and writing TMEM.
       for (int s = 0; s < BLOCK_K / MMA_K; ++s) {
         const uint64_t a_desc = make_smem_desc(a_tile + s * 2 * CORE_COLUMN_A, CORE_COLUMN_A, 128, Layout::kNone);
         const uint64_t b_desc = make_smem_desc(b_tile + s * 2 * CORE_COLUMN_B, CORE_COLUMN_B, 128, Layout::kNone);
         mma_bf16_ss(tmem_accum, a_desc, b_desc, IDESC, /*accumulate=*/kt > 0 || s > 0);
       }
       mma_commit(mma_done_bar);
+
+      // 3. Wait for the MMAs before the next TMA may overwrite the tiles.
+      mbarrier_wait_parity(mma_done_bar, phase);
+      phase ^= 1;
     }
-    // 3. Everyone waits for the MMAs before the next TMA may overwrite the tiles.
-    mbarrier_wait_parity(mma_done_bar, phase);
-    phase ^= 1;
   }
+  // The issuer reaches this barrier only after it saw the last MMAs complete. The fences make
+  // that observation hold for the threads about to read TMEM (PTX ISA §9.7.16.6.4.3).
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
   tcgen05_fence_after_thread_sync();
 
   // Epilogue. With M = 128 the accumulator row i sits in TMEM lane i (data-path layout D), and

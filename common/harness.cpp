@@ -131,7 +131,8 @@ std::string usage(const StepSpec& spec) {
   u += strf("  --m N, --n N, --k N     problem size [%lld; %lld in the emulator]\n",
             static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim));
   u += strf("                          (K must be a multiple of %d)\n", spec.k_multiple);
-  u += "  --iters N               timed launches: at least N, and at least 100 ms in all [20]\n";
+  u += "  --iters N               timed launches: at least N, and more (up to 1000) until they\n";
+  u += "                          add up to 100 ms [20]\n";
   u += "  --warmup N              untimed launches before timing [5]\n";
   u += "  --seed N                seed of the inputs [1]\n";
   u += "  --inputs random|integer random: uniform in [-1,1]; integer: integers in [-2,2],\n";
@@ -377,8 +378,8 @@ HostInputs make_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t
 
 namespace {
 
-// One output row block of cpu_reference. Products of two BF16 values are exact in double (8+8
-// significant bits), and four independent accumulators keep the adder pipeline busy.
+// The loops of cpu_reference. Products of two BF16 values are exact in double (8+8 significant
+// bits), and four independent accumulators keep the adder pipeline busy.
 template <bool kWithS>
 void reference_rows(const float* af, const float* bf, int64_t m, int64_t n, int64_t k, float* ref,
                     float* s) {
@@ -716,7 +717,7 @@ class CublasHandle {
  public:
   explicit CublasHandle(cudaStream_t stream) {
     CUBLAS_CHECK(cublasCreate(&handle_));
-    // Keep the handle if SetStream fails: the destructor would not run for a throwing constructor.
+    // If SetStream fails, free the handle here: a throwing constructor never runs the destructor.
     const cublasStatus_t st = cublasSetStream(handle_, stream);
     if (st != CUBLAS_STATUS_SUCCESS) {
       (void)cublasDestroy(handle_);

@@ -84,7 +84,9 @@ CsvRecord sample_record() {
 
 size_t count_of(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
-  for (size_t pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + 1))
+    ++n;
   return n;
 }
 
@@ -114,9 +116,9 @@ TEST_CASE("parse_args: defaults") {
 }
 
 TEST_CASE("parse_args: '--flag value' and '--flag=value' forms") {
-  const ParseResult r = parse({"--m", "256", "--n=128", "--k", "64", "--iters=3", "--warmup", "0",
-                               "--seed=42", "--inputs", "integer", "--csv=out.csv", "--no-check",
-                               "--sim", "--sim-seed", "7"});
+  const ParseResult r =
+      parse({"--m", "256", "--n=128", "--k", "64", "--iters=3", "--warmup", "0", "--seed=42",
+             "--inputs", "integer", "--csv=out.csv", "--no-check", "--sim", "--sim-seed", "7"});
   REQUIRE(r.error.empty());
   const Options& o = r.options;
   CHECK(o.m == 256);
@@ -240,7 +242,8 @@ TEST_CASE("parse_args: conflicting or malformed switches") {
   CHECK(contains(parse({"--gpu", "--sim"}).error, "--gpu and --sim"));
   CHECK(contains(parse({"--sim", "--gpu"}).error, "--gpu and --sim"));
   CHECK(parse({"--check=yes"}).error == "step01: --check takes no value");
-  CHECK(contains(parse({"--inputs=gaussian"}).error, "--inputs=gaussian: expected random or integer"));
+  CHECK(contains(parse({"--inputs=gaussian"}).error,
+                 "--inputs=gaussian: expected random or integer"));
 }
 
 TEST_CASE("validate_shape on its own") {
@@ -289,7 +292,8 @@ TEST_CASE("inputs are deterministic and seed-dependent") {
       same_xz = same_xz && bf16_bits(x.a[i]) == bf16_bits(z.a[i]);
       same_ab = same_ab && bf16_bits(x.a[i]) == bf16_bits(x.b[i]);
     }
-    for (size_t i = 0; i < x.b.size(); ++i) same_xy = same_xy && bf16_bits(x.b[i]) == bf16_bits(y.b[i]);
+    for (size_t i = 0; i < x.b.size(); ++i)
+      same_xy = same_xy && bf16_bits(x.b[i]) == bf16_bits(y.b[i]);
     CHECK(same_xy);
     CHECK_FALSE(same_xz);
     CHECK_FALSE(same_ab);  // A and B come from independent streams
@@ -505,7 +509,8 @@ TEST_CASE("csv_line has the header's columns in order") {
         "1,test_step,\"Weird GPU, rev 2\",148,,,,4096,4096,4096,bf16,random,20,,,,,,yes,"
         "2025-01-01T00:00:00Z,abc123\n");
   const std::string header = csv_header();
-  CHECK(header.rfind("step,step_name,gpu,sm_count,driver,cuda_runtime,cublas,m,n,k,dtype,", 0) == 0);
+  CHECK(header.rfind("step,step_name,gpu,sm_count,driver,cuda_runtime,cublas,m,n,k,dtype,", 0) ==
+        0);
   CHECK(count_of(header, ",") == count_of(csv_line(sample_record()), ","));
 }
 

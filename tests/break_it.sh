@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# break_it.sh — the "Break it" experiments of docs/0N_*.md, run as tests.
+#
+# Each case applies ONE small source change to a step (an exact text replacement that must
+# match exactly once, so the test fails loudly if the kernel is edited and the case goes
+# stale), rebuilds that step for the emulator only (g++ -DTCG_SIM -DTCG_SIM_MAIN), runs it,
+# and asserts that the emulator catches the bug:
+#   deadlock     the run exits 1 with the emulator's deadlock report
+#   diag:TEXT    the run exits 1 with an emulator diagnostic containing TEXT
+#   wrong        under at least one of the scheduler seeds 1..6, the run exits 1 because the
+#                result is wrong (or an emulator diagnostic fires); no run may crash
+# Usage: tests/break_it.sh [CASE-NAME-SUBSTRING]
+set -u
+cd "$(dirname "$0")/.."
+CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
+OUT=build/break_it
+mkdir -p "$OUT"
+make -s build/common/harness.o build/common/tensor_map.o build/sim/sim.o || exit 1
+SHAPE=(--m 256 --n 256 --k 1024 --inputs integer)
+filter=${1:-}
+passed=0 failed=0
+
+# case NAME SOURCE EXPECT OLD NEW
+case_() {
+  local name=$1 src=$2 expect=$3 old=$4 new=$5
+  [[ -n "$filter" && "$name" != *"$filter"* ]] && return
+  local mod="$OUT/$name.cu" bin="$OUT/$name"
+  if ! python3 - "$src" "$mod" "$old" "$new" <<'EOF'
+import sys
+src, dst, old, new = sys.argv[1:5]
+text = open(src).read()
+n = text.count(old)
+if n != 1:
+    sys.exit(f"the text to replace occurs {n} times in {src} (expected exactly once): {old!r}")
+# keep #include "../common/..." working from build/break_it/
+text = text.replace('#include "../common/', '#include "common/')
+open(dst, "w").write(text.replace(old, new))
+EOF
+  then
+    echo "FAIL  $name: could not apply the change"; failed=$((failed + 1)); return
+  fi
+  if ! g++ -std=c++17 -O1 -w -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
+      build/common/harness.o build/common/tensor_map.o build/sim/sim.o \
+      -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -o "$bin" 2>"$OUT/$name.log"; then
+    echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
+  fi
+  local ok=0 how="" out rc seed
+  for seed in 1 2 3 4 5 6; do
+    out=$("$bin" --sim "${SHAPE[@]}" --sim-seed $seed 2>&1); rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then how="seed $seed: crashed (exit $rc)"; ok=0; break; fi
+    case $expect in
+      deadlock)
+        if [ $rc = 1 ] && grep -q "tcsim: deadlock" <<<"$out"; then ok=1; how="seed $seed: deadlock report"; fi ;;
+      diag:*)
+        if [ $rc = 1 ] && grep -qF "${expect#diag:}" <<<"$out"; then ok=1; how="seed $seed: \"${expect#diag:}\""; fi ;;
+      wrong)
+        if [ $rc = 1 ] && grep -qE "check: +FAIL|tcsim: " <<<"$out"; then
+          ok=1; how="seed $seed: $(grep -oE 'FAIL: [0-9]+ of [0-9]+ elements wrong|tcsim: [a-z -]+' <<<"$out" | head -1)"; fi ;;
+    esac
+    [ $ok = 1 ] && break
+  done
+  if [ $ok = 1 ]; then
+    passed=$((passed + 1)); echo "ok    $name — caught ($how)"
+  else
+    failed=$((failed + 1)); echo "FAIL  $name — expected $expect, not caught ${how:+($how)}"; echo "$out" | tail -5
+  fi
+}
+
+S1=steps/step01_basic_tcgen05.cu
+S2=steps/step02_swizzle128.cu
+S3=steps/step03_pipeline.cu
+S4=steps/step04_warp_specialized.cu
+
+# step 01
+case_ s01-no-full-wait $S1 wrong \
+  '      mbarrier_wait_parity(tma_full_bar, phase);
+' ''
+case_ s01-expect-tx-short $S1 "diag:tx-count underflow" \
+  'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES - 1024);'
+case_ s01-expect-tx-long $S1 deadlock \
+  'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES + 16);'
+case_ s01-lbo-sbo-swapped $S1 wrong \
+  'CORE_COLUMN_A, 128, Layout::kNone' '128, CORE_COLUMN_A, Layout::kNone'
+case_ s01-always-accumulate $S1 wrong \
+  '/*accumulate=*/kt > 0 || s > 0' '/*accumulate=*/true'
+case_ s01-no-dealloc $S1 "diag:TMEM leak" \
+  '  if (warp == 0) tmem_dealloc(tmem_accum, TMEM_COLS);' ''
+# step 02
+case_ s02-descriptor-without-swizzle $S2 wrong \
+  'a_tile + i * ATOM_COLUMN_A + s * 32, 16, SBO_SW128, Layout::kSwizzle128B' \
+  'a_tile + i * ATOM_COLUMN_A + s * 32, 16, SBO_SW128, Layout::kNone'
+case_ s02-k-step-16-bytes $S2 wrong \
+  'a_tile + i * ATOM_COLUMN_A + s * 32,' 'a_tile + i * ATOM_COLUMN_A + s * 16,'
+# step 03
+case_ s03-no-full-wait $S3 wrong \
+  '      mbarrier_wait_parity(tma_full_bar(s), parity(kt));
+' ''
+case_ s03-refill-without-waiting $S3 wrong \
+  '        mbarrier_wait_parity(mma_done_bar(prev % NUM_STAGES), parity(prev));
+' ''
+# step 04
+case_ s04-producer-parity-flipped $S4 deadlock \
+  'uint32_t empty_parity = 1;' 'uint32_t empty_parity = 0;'
+case_ s04-no-full-wait $S4 wrong \
+  '        mbarrier_wait_parity(tma_full_bar(s), full_parity);  // the TMA has delivered stage s
+' ''
+case_ s04-expect-tx-half $S4 "diag:tx-count underflow" \
+  'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES / 2);'
+case_ s04-epilogue-ignores-lane-quarters $S4 "diag:lane quarter" \
+  'tmem_offset(tmem_accum, quarter * 32, col)' 'tmem_offset(tmem_accum, (warp - 2) * 32, col)'
+case_ s04-epilogue-does-not-wait $S4 wrong \
+  '    mbarrier_wait_parity(mainloop_done_bar, 0);
+' ''
+
+echo "break-it cases: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# run_steps.sh STEP... — runs every step binary in the tcgen05 emulator at shapes chosen to
+# exercise the edges: non-square problems, partial tiles in M and N, K of a single tile, K
+# not a multiple of the K tile, and enough k-tiles that every pipeline stage's barrier parity
+# wraps at least twice (18 k-tiles of 64 over 4 stages: each stage is filled 4-5 times).
+# `integer` inputs are compared bitwise; `random` inputs run under two scheduler seeds.
+# Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
+set -u
+cd "$(dirname "$0")/.."
+passed=0 failed=0
+run() {  # run STEP ARGS...
+  local step=$1; shift
+  local out
+  if out=$(./"$step" --sim "$@" 2>&1); then
+    passed=$((passed + 1))
+    printf 'ok    %s %s  [%s]\n' "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
+  else
+    failed=$((failed + 1))
+    printf 'FAIL  %s %s\n%s\n' "$step" "$*" "$out"
+  fi
+}
+for step in "$@"; do
+  [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
+  run "$step" --m 200 --n 300 --k 1096 --inputs integer               # partial M/N, 18 k-tiles
+  run "$step" --m 200 --n 300 --k 1096 --inputs random --sim-seed 1
+  run "$step" --m 200 --n 300 --k 1096 --inputs random --sim-seed 2
+  run "$step" --m 128 --n 256 --k 64 --inputs integer                 # K = one 64-wide tile
+  run "$step" --m 384 --n 136 --k 200 --inputs random --sim-seed 3    # 3 row tiles, K tail
+  run "$step" --m 1 --n 8 --k 8 --inputs integer                      # smallest problem
+  run "$step" --m 256 --n 512 --k 512 --inputs integer --sim-seed 4   # whole tiles only
+done
+echo "emulator step runs: $passed passed, $failed failed"
+[ "$failed" = 0 ]

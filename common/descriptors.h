@@ -136,12 +136,17 @@ TCG_HD constexpr uint32_t mnmajor_operand_addr(const SmemDesc& d, uint32_t mn, u
 enum class DType : uint32_t { kF16 = 0, kF32 = 1, kS32 = 2 };   // D (accumulator) format
 enum class F16Kind : uint32_t { kF16 = 0, kBF16 = 1 };           // A/B format under kind::f16
 
+// M is stored as M >> 4 and N as N >> 3. A shape those fields cannot represent (M not a
+// multiple of 16 or N not a multiple of 8, or too large for the field) is encoded with M = 0,
+// which no MMA accepts, instead of silently becoming a smaller valid shape; the emulator then
+// reports it as an invalid MMA shape.
 TCG_HD constexpr uint32_t make_idesc_f16(F16Kind a, F16Kind b, DType d, uint32_t M, uint32_t N,
                                          bool a_mn_major = false, bool b_mn_major = false,
                                          bool negate_a = false, bool negate_b = false) {
+  const bool representable = M % 16 == 0 && N % 8 == 0 && (M >> 4) < 32 && (N >> 3) < 64;
   return uint32_t(d) << 4 | uint32_t(a) << 7 | uint32_t(b) << 10 | uint32_t(negate_a) << 13 |
          uint32_t(negate_b) << 14 | uint32_t(a_mn_major) << 15 | uint32_t(b_mn_major) << 16 |
-         (N >> 3) << 17 | (M >> 4) << 24;
+         (representable ? (N >> 3) << 17 | (M >> 4) << 24 : 0u);
 }
 
 // The configuration every BF16 step uses: BF16 x BF16 -> FP32, both operands K-major.

@@ -76,7 +76,10 @@ __global__ void __launch_bounds__(NUM_THREADS)
   const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int m0 = blockIdx.y * BLOCK_M, n0 = blockIdx.x * BLOCK_N;
+  // One CTA per output tile, numbered along N first; a 1-D grid because gridDim.y stops at
+  // 65535 tiles while gridDim.x reaches 2^31 - 1.
+  const int tiles_n = ceil_div(n, BLOCK_N);
+  const int m0 = int(blockIdx.x) / tiles_n * BLOCK_M, n0 = int(blockIdx.x) % tiles_n * BLOCK_N;
 
   // Setup: warp 0 allocates the accumulator in TMEM (a warp-wide instruction), one thread of
   // warp 1 initialises the barriers. Both results live in shared memory, so a CTA barrier
@@ -198,7 +201,7 @@ void launch(const GemmArgs& g) {
   const CUtensorMap tmap_a = make_kmajor_sw128_map(g.a, g.m, g.k, BLOCK_M);
   const CUtensorMap tmap_b = make_kmajor_sw128_map(g.b, g.n, g.k, BLOCK_N);
   LaunchDims d;
-  d.grid = dim3(ceil_div(g.n, BLOCK_N), ceil_div(g.m, BLOCK_M));
+  d.grid = dim3(unsigned(ceil_div(g.m, BLOCK_M) * ceil_div(g.n, BLOCK_N)));
   d.block = dim3(NUM_THREADS);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
   launch_kernel(gemm_kernel, d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k);

@@ -85,6 +85,7 @@ Isolated run_isolated(const std::function<std::string()>& fn, double limit_s) {
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     close(fds[0]);
+    dup2(fds[1], STDERR_FILENO);  // diagnostics the emulator prints itself (the watchdog) come back too
     std::string s;
     try {
       s = fn();
@@ -1222,7 +1223,7 @@ TEST_CASE("emulator: a spin loop on a shared flag exhausts the instruction budge
   CHECK(contains(r.text, "livelock"));
 }
 
-// MISSING CHECK. The same spin without any emulated instruction in its body (a plain volatile
+// The same spin without any emulated instruction in its body (a plain volatile
 // load loop, as a kernel may poll a flag written by another warp) never returns to the
 // scheduler: tick() is the only preemption point, so the fiber spins forever, the instruction
 // budget is never consulted and the launch hangs (here: killed after 3 s). Worse, a CORRECT
@@ -1235,6 +1236,9 @@ TEST_CASE("emulator: a spin loop without emulated instructions is diagnosed, not
   const Isolated r = run_isolated(
       [] {
         SimOptions opt(1, /*budget=*/20000);
+        tcsim::Options o = tcsim::options();
+        o.watchdog_seconds = 0.5;
+        tcsim::set_options(o);
         return sim_error([] {
           tcg::launch_kernel(spin_kernel, tcg::LaunchDims{dim3(1), dim3(32), 1024 + tcg::kSmemAlignSlack}, nullptr, 0);
         });
@@ -1242,6 +1246,8 @@ TEST_CASE("emulator: a spin loop without emulated instructions is diagnosed, not
       3.0);
   INFO(r.text);
   CHECK_FALSE(r.timed_out);
+  CHECK(contains(r.text, "livelock (no progress)"));
+  CHECK(contains(r.text, "test_emulator.cpp"));
 }
 
 TEST_CASE("emulator: divergent warp at a .sync.aligned instruction") {

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -28,8 +30,10 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../descriptors.h"
@@ -48,6 +52,8 @@ constexpr int kNumNamedBarriers = 16;
 
 Options g_options;
 Stats g_stats;
+// Incremented whenever the emulation makes progress; the watchdog thread reads it.
+std::atomic<uint64_t> g_heartbeat{0};
 
 // ---------------------------------------------------------------------------------------------
 struct Rng {
@@ -215,6 +221,7 @@ void yield() {
 void tick(SrcLoc at) {
   Fiber& f = me();
   f.at = at;
+  g_heartbeat.fetch_add(1, std::memory_order_relaxed);
   if (++g_stats.instructions > g_options.instruction_budget)
     fail_here("livelock (instruction budget exhausted)",
               "the launch executed more than " + std::to_string(g_options.instruction_budget) +
@@ -256,6 +263,17 @@ SmemRef smem_ref(Cta& cta, uint32_t addr, uint32_t bytes, const char* what) {
 uint8_t* smem_ptr(Cta& cta, uint32_t addr, uint32_t bytes, const char* what) {
   SmemRef r = smem_ref(cta, addr, bytes, what);
   return cta.smem + r.off;
+}
+
+// Fails if [addr, addr + bytes) covers an initialised mbarrier: its state would be destroyed.
+void check_no_mbarrier_in(Cta& cta, uint32_t addr, uint32_t bytes, const char* what) {
+  const uint32_t a = addr & 0xFFFFFFu;
+  auto it = cta.mbars.lower_bound(a >= 7 ? a - 7 : 0);
+  if (it != cta.mbars.end() && it->first < a + bytes)
+    fail_here("write over a live mbarrier",
+              std::string(what) + " writes [" + hex(addr) + ", " + hex(uint64_t(addr) + bytes) +
+                  "), which contains the mbarrier at " + hex(it->first) + " (initialised at " + loc(it->second.init_at) +
+                  ")");
 }
 
 Mbar& mbar_at(Cta& cta, uint32_t bar, const char* what) {
@@ -340,14 +358,22 @@ int live_lanes(const Cta& cta, int warp) {
   return n - cta.warp_exited[warp];
 }
 
-void collective(const char* name, void* data, const std::function<void(Collective&)>& op) {
+bool same_loc(SrcLoc a, SrcLoc b) { return a.line == b.line && (a.file == b.file || (a.file && b.file && !strcmp(a.file, b.file))); }
+
+// full_warp: tcgen05's .sync.aligned instructions need all 32 lanes of the warp (PTX ISA
+// §9.7.16.7.1, §9.7.16.8.3); a warp with exited lanes cannot execute them.
+void collective(const char* name, void* data, const std::function<void(Collective&)>& op, bool full_warp = false) {
   Fiber& f = me();
   Cta& cta = *f.cta;
   Collective& c = cta.warps[f.warp];
-  if (c.arrived > 0 && c.op != name)
+  if (c.arrived > 0 && (c.op != name || !same_loc(c.at, f.at)))
     fail_here("divergent warp at a .sync.aligned instruction",
               std::string("this lane executes ") + name + " while other lanes of the warp wait in " + c.op + " at " +
                   loc(c.at) + "; every lane of the warp must execute the same warp-collective instruction together");
+  if (full_warp && live_lanes(cta, f.warp) != 32)
+    fail_here("divergent warp at a .sync.aligned instruction",
+              std::string(name) + " needs all 32 lanes of the warp, but only " +
+                  std::to_string(live_lanes(cta, f.warp)) + " are still running");
   if (c.arrived == 0) {
     c.op = name;
     c.at = f.at;
@@ -468,7 +494,6 @@ void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw) 
   const tcg::Layout l = static_cast<tcg::Layout>(d.layout);
   if (l != tcg::Layout::kNone) {
     const uint32_t rep = tcg::layout_repeat_bytes(l), w = tcg::layout_row_bytes(l);
-    const uint32_t a = d.start - kSmemBase;  // offset inside the CTA window: the hardware sees absolute bits
     if ((d.start % rep) >= w)
       fail_here("swizzled operand not aligned to its swizzle repeat",
                 name + ": start address " + hex(d.start) + " is " + std::to_string(d.start % rep) + " bytes into a " +
@@ -476,7 +501,6 @@ void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw) 
                     "B-swizzled atom must start on a " + std::to_string(rep) +
                     "-byte boundary (only an advance of less than one " + std::to_string(w) +
                     "-byte row, the K step, is allowed)");
-    (void)a;
   }
 }
 
@@ -503,6 +527,11 @@ void check_idesc(const tcg::Idesc& id, uint32_t raw) {
 void run_mma(Cta& cta, const MmaJob& j) {
   const auto t0 = Clock::now();
   const uint32_t M = j.id.m, N = j.id.n, K = 16;
+  if (!tmem_find(cta, tcg::tmem_column(j.d_tmem), N))
+    fail("tcsim: TMEM deallocated under a running MMA\n  a tcgen05.mma writing TMEM columns [" +
+         std::to_string(tcg::tmem_column(j.d_tmem)) + ", " + std::to_string(tcg::tmem_column(j.d_tmem) + N) +
+         ") completed after those columns were freed (" + describe_allocs(cta) +
+         "); wait for the MMA's tcgen05.commit before tcgen05.dealloc");
   const bool a_bf16 = j.id.a_format == 1, b_bf16 = j.id.b_format == 1;
   std::vector<float> A(size_t(M) * K), B(size_t(N) * K);
   auto fetch = [&](const tcg::SmemDesc& d, bool mn_major, uint32_t row, uint32_t k) -> uint16_t {
@@ -547,6 +576,55 @@ void run_mma(Cta& cta, const MmaJob& j) {
   g_stats.mma_flops += 2ull * M * N * K;
   g_stats.mma_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
 }
+
+// ---------------------------------------------------------------------------------------------
+// The watchdog. The emulator switches threads only at emulated instructions, so a kernel that
+// spins on ordinary memory (a volatile flag) never gives the other threads a chance and the
+// instruction budget is never consulted. This thread notices that nothing has progressed for
+// `seconds` and ends the process with a diagnostic instead of letting it hang.
+class Watchdog {
+ public:
+  explicit Watchdog(double seconds) : seconds_(seconds) {
+    if (seconds_ > 0) thread_ = std::thread([this] { watch(); });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    uint64_t last = g_heartbeat.load();
+    auto since = Clock::now();
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; })) {
+      const uint64_t now = g_heartbeat.load();
+      if (now != last) {
+        last = now;
+        since = Clock::now();
+      } else if (std::chrono::duration<double>(Clock::now() - since).count() > seconds_) {
+        // The stuck fiber cannot be interrupted safely; report what it last did and end.
+        const Fiber* f = g_sched ? g_sched->cur : nullptr;
+        fprintf(stderr,
+                "tcsim: livelock (no progress)\n  %s has run for %.0f s without executing an emulated "
+                "instruction since %s.\n  A spin loop on ordinary memory? The emulator switches threads only at "
+                "PTX instructions and barriers; wait on an mbarrier or a barrier instead.\n",
+                f ? who(*f).c_str() : "a thread", seconds_, f ? loc(f->at).c_str() : "?");
+        fflush(stderr);
+        _exit(1);
+      }
+    }
+  }
+  double seconds_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
 
 // ---------------------------------------------------------------------------------------------
 // The scheduler.
@@ -673,6 +751,7 @@ void run_cluster(Scheduler& s) {
       continue;
     }
     Fiber* f = runnable[s.rng.below(runnable.size())];
+    g_heartbeat.fetch_add(1, std::memory_order_relaxed);
     s.cur = f;
     g_stats.fiber_switches++;
     swapcontext(&s.main_ctx, &f->ctx);
@@ -715,18 +794,30 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   if (grid.x % cluster.x || grid.y % cluster.y || grid.z % cluster.z)
     throw SimError("tcsim: grid is not a whole number of clusters");
   if (block.y != 1 || block.z != 1) throw SimError("tcsim: only 1-D thread blocks are modelled");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+    throw SimError("tcsim: invalid grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+                   std::to_string(grid.z) + "): x must be in 1..2^31-1, y and z in 1..65535 (as on the GPU)");
   g_stats = Stats{};
   const auto t0 = Clock::now();
   Scheduler s;
   s.rng.s = g_options.seed * 0x2545F4914F6CDD1Dull + 12345;
   // Each seed explores a different regime: how eagerly threads are preempted and how soon
   // asynchronous operations complete relative to the issuing threads.
+  // The seed picks a regime for asynchronous work (TMA copies, MMAs, commits):
+  //   seed % 4 == 0  lazy:  it completes when no thread can run, otherwise only at one
+  //                  scheduling step in 2000 (it must still complete under a thread that polls
+  //                  memory), so a read that forgot to wait sees stale data;
+  //   seed % 4 == 2  eager: it completes as soon as it is issued, before any thread runs again;
+  //   otherwise      it completes at random points in between.
+  // Every seed also draws how often threads are preempted at an instruction.
   s.p_preempt = 0.02 + 0.5 * s.rng.uniform();
-  s.p_async = 0.02 + 0.9 * s.rng.uniform();
+  const double p_random = 0.02 + 0.9 * s.rng.uniform();
+  s.p_async = g_options.seed % 4 == 0 ? 0.0005 : g_options.seed % 4 == 2 ? 1.0 : p_random;
   s.body = &body;
   s.grid = grid;
   s.block = block;
   g_sched = &s;
+  Watchdog watchdog(g_options.watchdog_seconds);
   struct Reset {
     ~Reset() {
       for (auto& f : g_sched->fibers) g_stack_pool.push_back(f->stack);
@@ -757,9 +848,16 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
           s.ctas.push_back(std::move(cta));
           g_stats.ctas++;
         }
-        run_cluster(s);
-        // Outstanding asynchronous work still completes after the threads exit.
-        for (auto& cta : s.ctas)
+        run_cluster(s);  // returns once every thread exited and all asynchronous work completed
+        for (auto& cta : s.ctas) {
+          for (const auto& [addr, b] : cta->mbars)
+            if (b.tx != 0)
+              throw SimError("tcsim: mbarrier tx-count " + std::string(b.tx < 0 ? "underflow" : "left over") +
+                             "\n  CTA (" + std::to_string(cta->block_idx.x) + "," + std::to_string(cta->block_idx.y) +
+                             "," + std::to_string(cta->block_idx.z) + ") exited with tx-count " + std::to_string(b.tx) +
+                             " on the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) + "): " +
+                             (b.tx < 0 ? "TMA copies delivered more bytes than expect_tx announced"
+                                       : "expect_tx announced bytes that no TMA copy delivered"));
           if (!cta->allocs.empty()) {
             const TmemAlloc& a = cta->allocs.front();
             throw SimError("tcsim: TMEM leak\n  CTA (" + std::to_string(cta->block_idx.x) + "," +
@@ -768,6 +866,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
                            std::to_string(a.warp) + " at " + loc(a.at) +
                            "). Every tcgen05.alloc needs a tcgen05.dealloc before the CTA exits.");
           }
+        }
       }
   g_stats.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -911,6 +1010,7 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
               "cp.async.bulk.tensor destination " + hex(dst) + " must be " + std::to_string(align) +
                   "-byte aligned" + (m.swizzle_span ? " (the swizzle pattern repeats every 8 rows of the span)" : ""));
   smem_ref(cta, dst, bytes, "cp.async.bulk.tensor destination");
+  check_no_mbarrier_in(cta, dst, bytes, "cp.async.bulk.tensor destination");
   mbar_at(cta, bar, "cp.async.bulk.tensor completion mbarrier");
   std::array<int32_t, 3> c{0, 0, 0};
   for (int i = 0; i < rank; ++i) c[size_t(i)] = coords[i];
@@ -957,8 +1057,9 @@ void tmem_alloc(uint32_t dst, uint32_t ncols, SrcLoc at) {
     cta.allocs.push_back(TmemAlloc{col, a0.ncols, warp, at});
     const uint32_t taddr = tcg::tmem_addr(0, col);
     if (a0.dst % 4) fail_here("misaligned store", "tcgen05.alloc destination " + hex(a0.dst) + " is not 4-byte aligned");
+    check_no_mbarrier_in(cta, a0.dst, 4, "tcgen05.alloc destination");
     memcpy(smem_ptr(cta, a0.dst, 4, "tcgen05.alloc destination"), &taddr, 4);
-  });
+  }, /*full_warp=*/true);
 }
 
 void tmem_dealloc(uint32_t taddr, uint32_t ncols, SrcLoc at) {
@@ -984,13 +1085,14 @@ void tmem_dealloc(uint32_t taddr, uint32_t ncols, SrcLoc at) {
       }
     fail_here("bad TMEM deallocation", "tcgen05.dealloc of address " + hex(a0->taddr) + ", " + std::to_string(a0->ncols) +
                                            " columns, matches no allocation; " + describe_allocs(cta));
-  });
+  }, /*full_warp=*/true);
 }
 
 void tmem_relinquish(SrcLoc at) {
   tick(at);
   Cta& cta = *me().cta;
-  collective("tcgen05.relinquish_alloc_permit", nullptr, [&cta](Collective&) { cta.relinquished = true; });
+  collective("tcgen05.relinquish_alloc_permit", nullptr, [&cta](Collective&) { cta.relinquished = true; },
+             /*full_warp=*/true);
 }
 
 void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool accumulate, SrcLoc at) {
@@ -1034,7 +1136,9 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     uint32_t taddr;
     uint32_t* regs;
     Fiber* fiber;
-  } args{taddr, regs, &f};
+    LdShape shape;
+    int num;
+  } args{taddr, regs, &f, shape, num};
   const int nregs = shape == LdShape::k32x32b ? num : 4 * num;
   for (int i = 0; i < nregs; ++i) regs[i] = kTmemPoison;  // registers are undefined until tcgen05.wait::ld
   collective(name, &args, [&cta, shape, num, name](Collective& c) {
@@ -1042,9 +1146,10 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     for (void* d : c.data)
       if (d) {
         if (!a0) a0 = static_cast<Args*>(d);
-        else if (static_cast<Args*>(d)->taddr != a0->taddr)
+        else if (static_cast<Args*>(d)->taddr != a0->taddr || static_cast<Args*>(d)->shape != a0->shape ||
+                 static_cast<Args*>(d)->num != a0->num)
           fail_here("divergent warp at a .sync.aligned instruction",
-                    std::string(name) + ": all lanes must pass the same TMEM address");
+                    std::string(name) + ": all lanes must execute the same shape and .num with the same TMEM address");
       }
     const uint32_t lane0 = tcg::tmem_lane(a0->taddr), col0 = tcg::tmem_column(a0->taddr);
     const int warp = a0->fiber->warp;
@@ -1072,13 +1177,13 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
                                            col0 + 8 * uint32_t(i) + 2 * (t % 4) + uint32_t(r % 2)});
       }
     }
-  });
+  }, /*full_warp=*/true);
 }
 
 void tmem_wait_ld(SrcLoc at) {
   tick(at);
   Fiber& f = me();
-  collective("tcgen05.wait::ld", nullptr, [](Collective&) {});
+  collective("tcgen05.wait::ld", nullptr, [](Collective&) {}, /*full_warp=*/true);
   for (const PendingLd& p : f.pending_ld) *p.dst = tmem_cell(*f.cta, p.lane, p.col);
   f.pending_ld.clear();
 }
@@ -1091,8 +1196,12 @@ void ldmatrix(int num, uint32_t addr, uint32_t* regs, SrcLoc at) {
   struct Args {
     uint32_t addr;
     uint32_t* regs;
-  } args{addr, regs};
+    int num;
+  } args{addr, regs, num};
   collective("ldmatrix", &args, [&cta, num](Collective& c) {
+    for (void* d : c.data)
+      if (d && static_cast<Args*>(d)->num != num)
+        fail_here("divergent warp at a .sync.aligned instruction", "ldmatrix with different .num in different lanes");
     // Matrix i's row r comes from the address lane 8*i + r supplied.
     uint32_t row_addr[32];
     for (int l = 0; l < 8 * num; ++l) {
@@ -1137,6 +1246,7 @@ void mma_sync_m16n8k16_bf16(float* d, const uint32_t* a, const uint32_t* b, cons
       }
       for (int r = 0; r < 4; ++r) C[g + 8 * (r / 2)][2 * t + r % 2] = x.c[r];
     }
+    const auto t0 = Clock::now();
     float D[16][8];
     for (int i = 0; i < 16; ++i)
       for (int j = 0; j < 8; ++j) {
@@ -1149,6 +1259,9 @@ void mma_sync_m16n8k16_bf16(float* d, const uint32_t* a, const uint32_t* b, cons
       const int g = l / 4, t = l % 4;
       for (int r = 0; r < 4; ++r) x.d[r] = D[g + 8 * (r / 2)][2 * t + r % 2];
     }
+    g_stats.mmas++;
+    g_stats.mma_flops += 2ull * 16 * 8 * 16;
+    g_stats.mma_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   });
 }
 

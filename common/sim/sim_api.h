@@ -12,7 +12,8 @@ struct Options {
                                         // completion points of asynchronous operations
   uint64_t instruction_budget = 2000000000ull;  // emulated instructions per launch before we
                                                 // report a livelock
-  bool verbose = false;
+  double watchdog_seconds = 20;         // no progress for this long -> "livelock (no progress)",
+                                        // process exits 1 (0 disables the watchdog)
 };
 
 struct Stats {

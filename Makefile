@@ -30,7 +30,7 @@ STEPS     := $(foreach s,$(STEP_SRCS),$(call step_name,$(s)))
 
 COMMON_OBJS := $(BUILD)/common/harness.o $(BUILD)/common/tensor_map.o $(BUILD)/sim/sim.o
 
-.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests
+.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps
 all: $(STEPS)
 
 $(BUILD) $(BUILD)/common $(BUILD)/sim $(BUILD)/tests:
@@ -56,6 +56,9 @@ $(BUILD)/$(1).sim.o: $(2) | $(BUILD)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -MMD -MP -MF $(BUILD)/$(1).sim.d -c $$< -o $$@
 endef
 $(foreach s,$(STEP_SRCS),$(eval $(call STEP_RULES,$(call step_name,$(s)),$(s))))
+
+list-steps:
+	@echo $(STEPS)
 
 ptxas-report: $(STEPS)
 	@for s in $(STEPS); do echo "== $$s"; grep -E 'Compiling entry|Used|spill' $(BUILD)/$$s.ptxas.log; done

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# run_all.sh — what `make test` runs, in order, after `make all` has built every step
+# (nvcc for sm_100a / sm_80+, and g++ for the emulator):
+#   1. no register spills in any kernel (ptxas report)
+#   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, harness)
+#   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
+#      under two scheduler seeds
+#   4. the "Break it" experiments: each deliberate bug must be caught by the emulator
+# Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
+# failure.
+set -u
+cd "$(dirname "$0")/.."
+passed=0 failed=0
+suite() {  # suite NAME COMMAND...
+  local name=$1; shift
+  echo "==== $name"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "==== $name FAILED"; fi
+}
+suite "register spills" make --no-print-directory check-spills
+suite "unit tests (doctest)" make --no-print-directory unit-tests
+suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
+suite "break it" bash tests/break_it.sh
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -84,6 +84,9 @@ std::string loc(SrcLoc at) {
 
 struct Cta;
 struct Fiber;
+// Threads blocked on one object (an mbarrier, a CTA barrier, a warp collective). The object
+// notifies its queue when its state changes, so waking is proportional to the waiters.
+using WaitQueue = std::vector<Fiber*>;
 
 struct Mbar {
   uint32_t phase = 0;
@@ -91,6 +94,7 @@ struct Mbar {
   int64_t pending = 0;
   int64_t tx = 0;
   SrcLoc init_at{};
+  WaitQueue waiters;
 };
 
 struct PendingLd {
@@ -114,7 +118,9 @@ struct Fiber {
   ThreadVars vars{};
   int tid = 0, warp = 0, lane = 0;
   Cta* cta = nullptr;
-  FState state = FState::kRunnable;
+  FState state = FState::kBlocked;         // made runnable when the launch starts
+  int run_idx = -1;                        // position in Scheduler::runnable, -1 if not there
+  bool has_tc_ops = false;                 // listed in Scheduler::tc_busy
   std::function<bool()> ready;             // while blocked: may it continue?
   std::function<std::string()> waits_on;   // while blocked: what for (deadlock report)
   SrcLoc at{};                             // source line of the current instruction
@@ -129,12 +135,14 @@ struct Collective {
   int arrived = 0;
   uint64_t generation = 0;
   std::array<void*, 32> data{};
+  WaitQueue waiters;
 };
 
 struct CtaBarrier {
   uint32_t arrived = 0;
   uint32_t expected = 0;
   uint64_t generation = 0;
+  WaitQueue waiters;
 };
 
 struct TmemAlloc {
@@ -170,6 +178,9 @@ struct Scheduler {
   std::vector<std::unique_ptr<Cta>> ctas;
   std::vector<std::unique_ptr<Fiber>> fibers;
   std::vector<AsyncOp> tma_ops;
+  std::vector<Fiber*> runnable;  // fibers that may run now (order irrelevant: picks are random)
+  std::vector<Fiber*> tc_busy;   // fibers with queued tcgen05 operations
+  size_t done = 0;               // fibers that have exited
   const std::function<void()>* body = nullptr;
   dim3 grid, block;
 };
@@ -229,13 +240,56 @@ void tick(SrcLoc at) {
   if (g_sched->rng.uniform() < g_sched->p_preempt) yield();
 }
 
-void block_until(std::function<bool()> ready, std::function<std::string()> waits_on) {
+void set_runnable(Fiber* f) {
+  Scheduler& s = *g_sched;
+  f->state = FState::kRunnable;
+  f->ready = nullptr;
+  f->waits_on = nullptr;
+  if (f->run_idx < 0) {
+    f->run_idx = int(s.runnable.size());
+    s.runnable.push_back(f);
+  }
+}
+
+void unset_runnable(Fiber* f) {
+  Scheduler& s = *g_sched;
+  if (f->run_idx < 0) return;
+  Fiber* last = s.runnable.back();
+  s.runnable[size_t(f->run_idx)] = last;
+  last->run_idx = f->run_idx;
+  s.runnable.pop_back();
+  f->run_idx = -1;
+}
+
+// Blocks the running thread on `q` until ready() holds; whoever changes the state that
+// ready() reads calls notify(q).
+void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::string()> waits_on) {
   if (ready()) return;
   Fiber& f = me();
   f.state = FState::kBlocked;
   f.ready = std::move(ready);
   f.waits_on = std::move(waits_on);
+  unset_runnable(&f);
+  q.push_back(&f);
   yield();
+}
+
+void notify(WaitQueue& q) {
+  size_t keep = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    Fiber* f = q[i];
+    if (f->state == FState::kBlocked && f->ready && f->ready()) set_runnable(f);
+    else q[keep++] = f;
+  }
+  q.resize(keep);
+}
+
+void push_tc_op(Fiber& f, AsyncOp op) {
+  f.tc_ops.push_back(std::move(op));
+  if (!f.has_tc_ops) {
+    f.has_tc_ops = true;
+    g_sched->tc_busy.push_back(&f);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,6 +357,7 @@ void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
   if (b.pending == 0 && b.tx == 0) {
     b.phase++;
     b.pending = b.expected;
+    notify(b.waiters);
   }
 }
 
@@ -386,10 +441,11 @@ void collective(const char* name, void* data, const std::function<void(Collectiv
     c.op = nullptr;
     c.generation++;
     c.data.fill(nullptr);
+    notify(c.waiters);
     return;
   }
   const uint64_t gen = c.generation;
-  block_until([&c, gen] { return c.generation != gen; },
+  block_until(c.waiters, [&c, gen] { return c.generation != gen; },
               [&c, &cta, &f, name] {
                 return std::string(name) + " (warp-collective): " + std::to_string(c.arrived) + " of " +
                        std::to_string(live_lanes(cta, f.warp)) + " lanes of the warp have arrived";
@@ -633,16 +689,23 @@ void fiber_entry() {
   (*s.body)();
   Fiber& f = *s.cur;
   f.state = FState::kDone;
+  unset_runnable(&f);
+  s.done++;
   Cta& cta = *f.cta;
   cta.exited++;
   cta.warp_exited[f.warp]++;
+  // __syncthreads counts exited threads as arrived, so an exit can complete it.
+  CtaBarrier& b0 = cta.bars[0];
+  if (b0.arrived > 0 && b0.arrived + uint32_t(cta.exited) >= b0.expected) {
+    b0.arrived = 0;
+    b0.generation++;
+    notify(b0.waiters);
+  }
   Collective& c = cta.warps[f.warp];
   if (c.arrived > 0)
     fail("tcsim: divergent warp at a .sync.aligned instruction\n  " + who(f) + " exited while other lanes of its warp wait in " +
          c.op + " at " + loc(c.at));
-  if (!f.tc_ops.empty() || !f.pending_ld.empty()) {
-    // Outstanding async work of an exited thread still completes (the hardware does not cancel it).
-  }
+  // Outstanding asynchronous work of an exited thread still completes (nothing cancels it).
   swapcontext(&f.ctx, &s.main_ctx);
 }
 
@@ -678,6 +741,7 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cta* cta, uint32_t t) 
   f->ctx.uc_link = &s.main_ctx;
   makecontext(&f->ctx, fiber_entry, 0);
   cta->fibers.push_back(f.get());
+  set_runnable(f.get());
   s.fibers.push_back(std::move(f));
 }
 
@@ -713,44 +777,36 @@ std::string deadlock_report(Scheduler& s) {
 void run_cluster(Scheduler& s) {
   for (;;) {
     if (s.failed) throw SimError(s.error);
-    // Wake blocked fibers whose condition now holds; collect the runnable ones.
-    std::vector<Fiber*> runnable;
-    bool all_done = true;
-    for (auto& fp : s.fibers) {
-      Fiber& f = *fp;
-      if (f.state == FState::kBlocked && f.ready()) {
-        f.state = FState::kRunnable;
-        f.ready = nullptr;
-        f.waits_on = nullptr;
-      }
-      if (f.state == FState::kRunnable) runnable.push_back(&f);
-      if (f.state != FState::kDone) all_done = false;
-    }
     // Asynchronous operations that may complete now: any TMA copy, and the oldest tcgen05
-    // operation of each thread.
-    std::vector<std::pair<int, size_t>> async;  // (0, index in tma_ops) or (1, fiber index)
-    for (size_t i = 0; i < s.tma_ops.size(); ++i) async.push_back({0, i});
-    for (size_t i = 0; i < s.fibers.size(); ++i)
-      if (!s.fibers[i]->tc_ops.empty()) async.push_back({1, i});
-    if (runnable.empty() && async.empty()) {
-      if (all_done) return;
+    // operation of each thread that has some.
+    const size_t n_async = s.tma_ops.size() + s.tc_busy.size();
+    if (s.runnable.empty() && n_async == 0) {
+      if (s.done == s.fibers.size()) return;
       throw SimError(deadlock_report(s));
     }
-    if (!async.empty() && (runnable.empty() || s.rng.uniform() < s.p_async)) {
-      const auto pick = async[s.rng.below(async.size())];
-      if (pick.first == 0) {
-        AsyncOp op = std::move(s.tma_ops[pick.second]);
-        s.tma_ops.erase(s.tma_ops.begin() + long(pick.second));
+    if (n_async > 0 && (s.runnable.empty() || s.rng.uniform() < s.p_async)) {
+      const size_t pick = s.rng.below(n_async);
+      if (pick < s.tma_ops.size()) {
+        AsyncOp op = std::move(s.tma_ops[pick]);
+        s.tma_ops[pick] = std::move(s.tma_ops.back());
+        s.tma_ops.pop_back();
         op.run();
       } else {
-        Fiber& f = *s.fibers[pick.second];
+        const size_t i = pick - s.tma_ops.size();
+        Fiber& f = *s.tc_busy[i];
         AsyncOp op = std::move(f.tc_ops.front());
         f.tc_ops.pop_front();
+        if (f.tc_ops.empty()) {
+          f.has_tc_ops = false;
+          s.tc_busy[i] = s.tc_busy.back();
+          s.tc_busy.pop_back();
+        }
         op.run();
       }
+      g_heartbeat.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    Fiber* f = runnable[s.rng.below(runnable.size())];
+    Fiber* f = s.runnable[s.rng.below(s.runnable.size())];
     g_heartbeat.fetch_add(1, std::memory_order_relaxed);
     s.cur = f;
     g_stats.fiber_switches++;
@@ -832,6 +888,9 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
         s.fibers.clear();
         s.ctas.clear();
         s.tma_ops.clear();
+        s.runnable.clear();
+        s.tc_busy.clear();
+        s.done = 0;
         for (uint32_t r = 0; r < cluster_size; ++r) {
           auto cta = std::make_unique<Cta>();
           cta->block_idx = uint3{cx + r % cluster.x, cy + (r / cluster.x) % cluster.y, cz + r / (cluster.x * cluster.y)};
@@ -902,22 +961,14 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   if (have >= expected) {
     b.arrived = 0;
     b.generation++;
+    notify(b.waiters);
     return;
   }
   const uint64_t gen = b.generation;
   CtaBarrier* bp = &b;
   Cta* cp = &cta;
   block_until(
-      [bp, gen, cp, nthreads] {
-        if (bp->generation != gen) return true;
-        // exits may complete a __syncthreads
-        if (nthreads == 0 && bp->arrived + uint32_t(cp->exited) >= bp->expected) {
-          bp->arrived = 0;
-          bp->generation++;
-          return true;
-        }
-        return false;
-      },
+      b.waiters, [bp, gen] { return bp->generation != gen; },
       [bp, id, nthreads, cp] {
         return std::string(id == 0 && nthreads == 0 ? "__syncthreads" : "bar.sync " + std::to_string(id)) + ": " +
                std::to_string(bp->arrived + (nthreads ? 0 : cp->exited)) + " of " + std::to_string(bp->expected) +
@@ -953,11 +1004,15 @@ void mbar_init(uint32_t bar, uint32_t count, SrcLoc at) {
   smem_ref(*f.cta, bar, 8, "mbarrier.init");
   if (count < 1 || count > (1u << 20) - 1)
     fail_here("bad mbarrier count", "mbarrier.init with count " + std::to_string(count) + " (must be 1..2^20-1)");
-  Mbar b;
+  Mbar& b = f.cta->mbars[bar & 0xFFFFFFu];
+  if (!b.waiters.empty())
+    fail_here("mbarrier re-initialised while in use",
+              "mbarrier.init of the mbarrier at " + hex(bar) + " while " + std::to_string(b.waiters.size()) +
+                  " thread(s) wait on it (initialised before at " + loc(b.init_at) + ")");
+  b = Mbar{};
   b.expected = count;
   b.pending = count;
   b.init_at = at;
-  f.cta->mbars[bar & 0xFFFFFFu] = b;
 }
 
 void mbar_arrive(uint32_t bar, SrcLoc at) {
@@ -984,7 +1039,7 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
   // try_wait.parity(P) succeeds once the phase with parity P has completed, i.e. when the
   // current phase's parity is no longer P (PTX ISA §9.7.13.15.16).
   if ((b->phase & 1) == parity) g_stats.barrier_waits++;
-  block_until([b, parity] { return (b->phase & 1) != parity; },
+  block_until(b->waiters, [b, parity] { return (b->phase & 1) != parity; },
               [b, bar, parity] {
                 return "mbarrier.try_wait.parity on the mbarrier at " + hex(bar) + " for parity " +
                        std::to_string(parity) + "; " + describe_mbar(*b) + " (initialised at " + loc(b->init_at) + ")";
@@ -1111,7 +1166,7 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
     fail_here("bad TMEM address", "an M = 64 MMA's D address must name lane 0 or 16, found " + std::to_string(lane0));
   tmem_check_range(cta, j.id.m == 128 ? 0 : lane0, j.id.m == 128 ? 128 : 128 - lane0, col0, j.id.n, "tcgen05.mma D");
   Cta* cp = &cta;
-  f.tc_ops.push_back(AsyncOp{&f, at, "tcgen05.mma", [cp, j] { run_mma(*cp, j); }});
+  push_tc_op(f, AsyncOp{&f, at, "tcgen05.mma", [cp, j] { run_mma(*cp, j); }});
 }
 
 void tcgen05_commit(uint32_t bar, SrcLoc at) {
@@ -1121,7 +1176,7 @@ void tcgen05_commit(uint32_t bar, SrcLoc at) {
   mbar_at(cta, bar, "tcgen05.commit");
   const std::string by = "the tcgen05.commit issued by " + who(f) + " at " + loc(at);
   Cta* cp = &cta;
-  f.tc_ops.push_back(AsyncOp{&f, at, "tcgen05.commit", [cp, bar, by] {
+  push_tc_op(f, AsyncOp{&f, at, "tcgen05.commit", [cp, bar, by] {
                                Mbar& b = cp->mbars.find(bar & 0xFFFFFFu)->second;
                                mbar_do_arrive(b, bar, 1, by);
                              }});

@@ -750,6 +750,30 @@ bool is_capable(Arch arch, int major, int minor) {
   return major >= 8;
 }
 
+// The driver as "<kernel module release> (CUDA <driver API version>)", e.g. "580.159.04 (CUDA
+// 13.0)". The release comes from /proc/driver/nvidia/version (Linux), which is what nvidia-smi
+// shows; the runtime API only knows the CUDA version the driver supports.
+std::string driver_description() {
+  std::string release;
+  if (FILE* f = std::fopen("/proc/driver/nvidia/version", "r")) {
+    char line[512] = {0};
+    if (std::fgets(line, sizeof line, f)) {
+      // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  <date>"
+      const char* p = std::strstr(line, "Kernel Module");
+      if (p) {
+        p += std::strlen("Kernel Module");
+        while (*p == ' ') ++p;
+        while (*p && *p != ' ' && *p != '\n') release += *p++;
+      }
+    }
+    std::fclose(f);
+  }
+  int v = 0;
+  const std::string api = cudaDriverGetVersion(&v) == cudaSuccess && v > 0 ? "CUDA " + format_version(v) : "";
+  if (release.empty()) return api;
+  return api.empty() ? release : release + " (" + api + ")";
+}
+
 // Never throws: on a machine without a driver or GPU every call here may fail, and any failure
 // simply means "no usable GPU" (which is why these calls are not wrapped in CUDA_CHECK).
 GpuSurvey survey_gpus(Arch arch) {
@@ -1036,8 +1060,7 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = gpu.name;
   row.sm_count = std::to_string(gpu.sm_count);
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) == cudaSuccess) row.driver = format_version(driver);
+  row.driver = driver_description();
   int cublas_major = 0, cublas_minor = 0, cublas_patch = 0;
   CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &cublas_major));
   CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &cublas_minor));

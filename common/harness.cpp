@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdarg>
@@ -758,12 +759,15 @@ std::string driver_description() {
   if (FILE* f = std::fopen("/proc/driver/nvidia/version", "r")) {
     char line[512] = {0};
     if (std::fgets(line, sizeof line, f)) {
-      // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  <date>"
-      const char* p = std::strstr(line, "Kernel Module");
-      if (p) {
-        p += std::strlen("Kernel Module");
-        while (*p == ' ') ++p;
-        while (*p && *p != ' ' && *p != '\n') release += *p++;
+      // "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04  <date>":
+      // the release is the first token made of digits and at least one dot.
+      for (char* tok = std::strtok(line, " \t\n"); tok; tok = std::strtok(nullptr, " \t\n")) {
+        const std::string t = tok;
+        if (t.find('.') != std::string::npos && t.find_first_not_of("0123456789.") == std::string::npos &&
+            std::isdigit(static_cast<unsigned char>(t[0]))) {
+          release = t;
+          break;
+        }
       }
     }
     std::fclose(f);

@@ -33,6 +33,7 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
@@ -191,7 +192,7 @@ def label_bar(ax, x, h, text, fontsize, rotate, ymax):
 
 
 def lighten(color, amount=0.55):
-    r, g, b = matplotlib.colors.to_rgb(color)
+    r, g, b = mcolors.to_rgb(color)
     return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
 
 
@@ -225,11 +226,26 @@ def measured_subtitle(sel):
     return "\n".join(gpu_caption(g, sel[g]) for g in gpus)
 
 
+def missing_steps_note(ax, sel):
+    """Say in the panel which steps of steps/ have no bar, so that a gap is not read as zero."""
+    missing = [s for s in repo_steps() if all(s not in v["steps"] for v in sel.values())]
+    if missing:
+        ax.text(0.99, 0.985, "no verified GPU row yet:\nstep%s %s" % (
+            "s" if len(missing) > 1 else "", ", ".join("%02d" % s for s in missing)),
+            transform=ax.transAxes, ha="right", va="top", fontsize=8, color="0.35",
+            bbox=dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="0.8"))
+
+
 def draw_measured(ax, sel, ymax, lines):
     gpus = sorted(sel)
     panel_title(ax, "Measured (this repository)", measured_subtitle(sel), lines)
     if not gpus:
         ax.set_xticks([])
+        missing_steps_note(ax, sel)
+        ax.text(0.5, 0.55, "no measured rows yet\n\nrun a step on a GPU with\n"
+                "--csv results/<gpu>_stepNN.csv,\nthen run this script again",
+                transform=ax.transAxes, ha="center", va="center", fontsize=10, color="0.45",
+                linespacing=1.4)
         return
     steps = sorted({s for g in gpus for s in sel[g]["steps"]})
     names = {}
@@ -269,6 +285,7 @@ def draw_measured(ax, sel, ymax, lines):
     ax.set_xticklabels([step_label(s, names.get(s)) for s in steps] + ["cuBLAS\n(same runs)"],
                        fontsize=9)
     ax.set_xlim(-0.6, ncat - 0.4)
+    missing_steps_note(ax, sel)
 
     # Key and notes go under the axes, where they cannot cover a bar or a label.
     handles = [Patch(facecolor=GPU_COLORS[i % len(GPU_COLORS)], edgecolor="black", label=g)
@@ -281,13 +298,9 @@ def draw_measured(ax, sel, ymax, lines):
     leg = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=2,
                     fontsize=8, frameon=False, borderaxespad=0, handlelength=1.6,
                     columnspacing=1.5)
-    notes = ["%% of cuBLAS: each row's own ratio column (cuBLAS timed in the same run)"]
-    missing = [s for s in repo_steps() if all(s not in sel[g]["steps"] for g in gpus)]
-    if missing:
-        notes.append("no verified GPU row with TFLOPS yet for step%s %s (no bar drawn)" % (
-            "s" if len(missing) > 1 else "", ", ".join("%02d" % s for s in missing)))
+    notes = "% of cuBLAS: each row's own ratio column (cuBLAS timed in the same run)"
     nrows_leg = (len(handles) + 1) // 2
-    ax.annotate("\n".join(notes), xy=(0, -0.16), xycoords="axes fraction",
+    ax.annotate(notes, xy=(0, -0.16), xycoords="axes fraction",
                 xytext=(0, -4 - 13 * nrows_leg), textcoords="offset points", ha="left", va="top",
                 fontsize=8, color="0.25", linespacing=1.3)
     return leg
@@ -347,7 +360,7 @@ def main():
     legend_rows = (G + 1 + 1 + 1) // 2 + 2  # key rows + note lines under the left panel
     height = 4.6 + 0.18 * lines + 0.17 * legend_rows
     fig, (axl, axr) = plt.subplots(
-        1, 2, figsize=(5.0 + 1.3 * (n_left + n_right), height), sharey=True,
+        1, 2, figsize=(min(26.0, 5.0 + 1.3 * (n_left + n_right)), height), sharey=True,
         gridspec_kw={"width_ratios": [n_left, n_right], "wspace": 0.06})
     for ax in (axl, axr):
         ax.set_ylim(0, ymax)

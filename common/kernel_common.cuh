@@ -61,6 +61,23 @@ __device__ __forceinline__ void store_16B(void* dst, uint4 v) {
 #endif
 }
 
+// Epilogue helper: converts 8 FP32 accumulators (raw register bits, as tcgen05.ld returns them)
+// for C[row][col .. col+7] to BF16 and stores those inside the m x n matrix C — one 16-byte
+// store when the whole chunk is inside and 16-byte aligned (n % 8 == 0), element by element
+// otherwise.
+__device__ __forceinline__ void store_c_chunk8(__nv_bfloat16* c, int m, int n, int row, int col, const uint32_t* r) {
+  if (row >= m || col >= n) return;
+  __nv_bfloat16* out = c + size_t(row) * n + col;
+  if (n % 8 == 0 && col + 8 <= n) {
+    store_16B(out, make_uint4(pack_bf16x2(u32_as_float(r[0]), u32_as_float(r[1])),
+                              pack_bf16x2(u32_as_float(r[2]), u32_as_float(r[3])),
+                              pack_bf16x2(u32_as_float(r[4]), u32_as_float(r[5])),
+                              pack_bf16x2(u32_as_float(r[6]), u32_as_float(r[7]))));
+  } else {
+    for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2bfloat16_rn(u32_as_float(r[i]));
+  }
+}
+
 // The dynamic shared-memory base rounded up to 1024 bytes: 128B-swizzled tiles must start on a
 // 1024-byte boundary (their swizzle pattern repeats every 8 rows of 128 B, and both TMA and the
 // MMA apply it to absolute address bits). Launches request kSmemAlignSlack extra bytes for it.

@@ -50,8 +50,8 @@ PREFERRED_SHAPE = (4096, 4096, 4096)
 # tables "Kernel name / TFLOPS" of each section and of "Closing remarks". Measured by that post's
 # author on a B200 (Modal), BF16, M=N=K=4096; cuBLAS through PyTorch 2.9.1 + CUDA 13.
 # Where the post has two variants of a version, the higher one is the bar and the other is quoted
-# in the note under the panel. Our step NN follows the post's vN (steps 05 and 06 do not exist
-# in this repository yet).
+# in the panel's subtitle (PUBLISHED_NOTE). Our step NN follows the post's vN (steps 05 and 06 do
+# not exist in this repository yet).
 # ------------------------------------------------------------------------------------------------
 PUBLISHED_SOURCE = "published, seed 001_8ff71249f181e60e.txt; B200; not our measurement"
 PUBLISHED_CUBLAS = 1506.74  # "CuBLAS (PyTorch 2.9.1 + CUDA 13)"
@@ -104,7 +104,8 @@ def read_rows(results_dir):
                 continue
             for lineno, r in enumerate(reader, start=2):
                 if None in r or any(v is None for v in r.values()):
-                    print(f"warning: {path}:{lineno}: wrong number of fields, skipped", file=sys.stderr)
+                    print(f"warning: {path}:{lineno}: wrong number of fields, skipped",
+                          file=sys.stderr)
                     continue
                 r["_file"] = f"{os.path.basename(path)}:{lineno}"
                 rows.append(r)
@@ -177,8 +178,10 @@ def gpu_caption(gpu, sel):
     revs = sorted({r["git_rev"] for r in rows})
     cublas = sorted({r["cublas"] for r in rows if r["cublas"]})
     sms = sorted({r["sm_count"] for r in rows})
-    return "%s (%s SMs), %s\nrows %s; git %s; cuBLAS %s" % (
-        gpu, "/".join(sms), shape_str(sel["shape"]), span, ", ".join(revs), ", ".join(cublas))
+    drivers = sorted({r["driver"].split(" (")[0] for r in rows if r["driver"]})
+    return "%s (%s SMs), %s\nrows %s; git %s\ndriver %s; cuBLAS %s" % (
+        gpu, "/".join(sms), shape_str(sel["shape"]), span, ", ".join(revs),
+        ", ".join(drivers) or "?", ", ".join(cublas) or "?")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -246,7 +249,7 @@ def draw_measured(ax, sel, ymax, lines):
                 "--csv results/<gpu>_stepNN.csv,\nthen run this script again",
                 transform=ax.transAxes, ha="center", va="center", fontsize=10, color="0.45",
                 linespacing=1.4)
-        return
+        return None
     steps = sorted({s for g in gpus for s in sel[g]["steps"]})
     names = {}
     for g in gpus:
@@ -295,15 +298,23 @@ def draw_measured(ax, sel, ymax, lines):
     if any(r["inputs"] != "random" for g in gpus for r in sel[g]["steps"].values()):
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="//",
                              label="integer inputs (step has no random row)"))
-    leg = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=2,
-                    fontsize=8, frameon=False, borderaxespad=0, handlelength=1.6,
-                    columnspacing=1.5)
-    notes = "% of cuBLAS: each row's own ratio column (cuBLAS timed in the same run)"
-    nrows_leg = (len(handles) + 1) // 2
-    ax.annotate(notes, xy=(0, -0.16), xycoords="axes fraction",
-                xytext=(0, -4 - 13 * nrows_leg), textcoords="offset points", ha="left", va="top",
-                fontsize=8, color="0.25", linespacing=1.3)
-    return leg
+    note = "% of cuBLAS: each row's own ratio column (cuBLAS timed in the same run)"
+    return handles, note
+
+
+def place_key(fig, ax, handles, note):
+    """Put the key and the note under the x tick labels (measured after layout, so they never
+    cover a label however many lines the labels have)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    bottoms = [t.get_window_extent(renderer).y0 for t in ax.get_xticklabels() if t.get_text()]
+    y_px = (min(bottoms) if bottoms else ax.get_window_extent(renderer).y0) - 6
+    y = ax.transAxes.inverted().transform((0, y_px))[1]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, y), ncol=2, fontsize=8,
+              frameon=False, borderaxespad=0, handlelength=1.6, columnspacing=1.5)
+    ax.annotate(note, xy=(0, y), xycoords="axes fraction",
+                xytext=(0, -6 - 13 * ((len(handles) + 1) // 2)), textcoords="offset points",
+                ha="left", va="top", fontsize=8, color="0.25")
 
 
 def draw_published(ax, ymax, lines):
@@ -369,13 +380,15 @@ def main():
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     axl.set_ylabel("TFLOPS (BF16 in, FP32 accumulate)", fontsize=10)
-    draw_measured(axl, sel, ymax, lines)
+    key = draw_measured(axl, sel, ymax, lines)
     draw_published(axr, ymax, lines)
     fig.suptitle("BF16 GEMM, step by step: measured here vs. the published B200 progression "
                  "(same TFLOPS scale; different GPUs)", fontsize=12, x=0.01, ha="left",
                  y=1 - 0.12 / height)
     fig.subplots_adjust(left=0.06, right=0.99, top=1 - (0.75 + 0.18 * lines) / height,
                         bottom=(0.75 + 0.17 * legend_rows) / height)
+    if key:
+        place_key(fig, axl, *key)
 
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     fig.savefig(args.out, dpi=130)

@@ -136,18 +136,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
     uint32_t r[8];
     tmem_ld_32x32b_x8(tmem_offset(tmem_accum, warp * 32, col), r);
     tmem_wait_ld(r);
-    const int gcol = n0 + col;
-    if (row >= m || gcol >= n) continue;
-    __nv_bfloat16* out = c + size_t(row) * n + gcol;
-    if (n % 8 == 0 && gcol + 8 <= n) {  // whole, 16-byte-aligned chunk: one vector store
-      const uint4 packed = make_uint4(pack_bf16x2(u32_as_float(r[0]), u32_as_float(r[1])),
-                                      pack_bf16x2(u32_as_float(r[2]), u32_as_float(r[3])),
-                                      pack_bf16x2(u32_as_float(r[4]), u32_as_float(r[5])),
-                                      pack_bf16x2(u32_as_float(r[6]), u32_as_float(r[7])));
-      store_16B(out, packed);
-    } else {
-      for (int i = 0; i < 8 && gcol + i < n; ++i) out[i] = __float2bfloat16_rn(u32_as_float(r[i]));
-    }
+    store_c_chunk8(c, m, n, row, n0 + col, r);
   }
 
   // Every warp must be done reading TMEM before it is freed.

@@ -155,20 +155,8 @@ __global__ void __launch_bounds__(NUM_THREADS)
       uint32_t r[16];
       tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
       tmem_wait_ld(r);
-      for (int h = 0; h < 16; h += 8) {
-        const int gcol = n0 + col + h;
-        if (row >= m || gcol >= n) continue;
-        __nv_bfloat16* out = c + size_t(row) * n + gcol;
-        if (n % 8 == 0 && gcol + 8 <= n) {  // whole, 16-byte-aligned chunk: one vector store
-          const uint4 packed = make_uint4(pack_bf16x2(u32_as_float(r[h + 0]), u32_as_float(r[h + 1])),
-                                          pack_bf16x2(u32_as_float(r[h + 2]), u32_as_float(r[h + 3])),
-                                          pack_bf16x2(u32_as_float(r[h + 4]), u32_as_float(r[h + 5])),
-                                          pack_bf16x2(u32_as_float(r[h + 6]), u32_as_float(r[h + 7])));
-          store_16B(out, packed);
-        } else {
-          for (int i = 0; i < 8 && gcol + i < n; ++i) out[i] = __float2bfloat16_rn(u32_as_float(r[h + i]));
-        }
-      }
+      store_c_chunk8(c, m, n, row, n0 + col, r);
+      store_c_chunk8(c, m, n, row, n0 + col + 8, r + 8);
     }
   }
 

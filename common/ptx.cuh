@@ -172,6 +172,19 @@ TCG_DEV void tma_load_3d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32
 #endif
 }
 
+// cp.async.bulk global -> shared (§9.7.9.25.4.1): copy `bytes` contiguous bytes (a multiple of
+// 16; both addresses 16-byte aligned), then complete_tx(bytes) on `bar`. No tensor map: the
+// 1-D form, used for data that is already laid out as shared memory wants it.
+TCG_DEV void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::bulk_load(dst, src, bytes, bar, TCG_AT);
+#else
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+#endif
+}
+
 // ============================================================== tcgen05 (§9.7.16)
 
 // tcgen05.alloc: allocate `ncols` TMEM columns (power of two, 32..512) for all 128 lanes and

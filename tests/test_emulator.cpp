@@ -1576,3 +1576,65 @@ TEST_CASE("emulator: ldmatrix x4/x2 and mma.sync m16n8k16 fragments (PTX ISA 9.7
   CHECK(bad_b == 0);
   CHECK(bad_d == 0);
 }
+
+// ============================================================================ 1-D bulk copy
+namespace {
+// Thread 0 copies `bytes` from `src` into shared memory with cp.async.bulk and waits; the whole
+// CTA then copies the shared bytes out to `out`.
+__global__ void bulk_copy_kernel(const uint8_t* src, uint32_t bytes, uint32_t expect, uint32_t dst_off, uint8_t* out) {
+  uint8_t* smem = tcg::aligned_smem_base();
+  const uint32_t base = tcg::smem_addr(smem);
+  const uint32_t bar = base + 8192;
+  if (threadIdx.x == 0) {
+    tcg::mbarrier_init(bar, 1);
+    tcg::fence_mbarrier_init();
+    tcg::mbarrier_arrive_expect_tx(bar, expect);
+    tcg::bulk_load(base + dst_off, src, bytes, bar);
+    tcg::mbarrier_wait_parity(bar, 0);
+  }
+  __syncthreads();
+  for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x) out[i] = smem[dst_off + i];
+}
+
+std::string run_bulk(const std::vector<uint8_t>& src, uint32_t bytes, uint32_t expect, uint32_t dst_off,
+                     std::vector<uint8_t>& out) {
+  return sim_error([&] {
+    tcg::launch_kernel(bulk_copy_kernel, tcg::LaunchDims{dim3(1), dim3(64), 8192 + 64 + tcg::kSmemAlignSlack}, nullptr,
+                       src.data(), bytes, expect, dst_off, out.data());
+  });
+}
+}  // namespace
+
+TEST_CASE("emulator: 1-D cp.async.bulk copies bytes and completes the transaction") {
+  std::vector<uint8_t> src(4096 + 16);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7 + 3);
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SimOptions opt(seed);
+    CAPTURE(seed);
+    std::vector<uint8_t> out(4096, 0);
+    const std::string err = run_bulk(src, 4096, 4096, 0, out);
+    INFO(err);
+    REQUIRE(err.empty());
+    CHECK(std::equal(out.begin(), out.end(), src.begin()));
+  }
+  SUBCASE("size not a multiple of 16") {
+    std::vector<uint8_t> out(4096, 0);
+    const std::string err = run_bulk(src, 40, 40, 0, out);
+    CHECK(contains(err, "multiple of 16"));
+  }
+  SUBCASE("misaligned destination") {
+    std::vector<uint8_t> out(4096, 0);
+    const std::string err = run_bulk(src, 64, 64, 8, out);
+    CHECK(contains(err, "16-byte aligned"));
+  }
+  SUBCASE("expect_tx smaller than the copy") {
+    std::vector<uint8_t> out(4096, 0);
+    const std::string err = run_bulk(src, 1024, 512, 0, out);
+    CHECK(contains(err, "tx-count underflow"));
+  }
+  SUBCASE("copy over the live mbarrier") {
+    std::vector<uint8_t> out(8192 + 64, 0);
+    const std::string err = run_bulk(src, 64, 64, 8192 - 32, out);
+    CHECK(contains(err, "live mbarrier"));
+  }
+}

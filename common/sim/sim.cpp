@@ -1074,6 +1074,33 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   g_sched->tma_ops.push_back(AsyncOp{&f, at, "cp.async.bulk.tensor", [cp, m, dst, c, bar, by] { run_tma(*cp, m, dst, c, bar, by); }});
 }
 
+void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  if (bytes == 0 || bytes % 16 != 0)
+    fail_here("bad bulk copy", "cp.async.bulk of " + std::to_string(bytes) + " bytes; the size must be a non-zero multiple of 16");
+  if ((dst & 0xFFFFFFu) % 16 != 0 || reinterpret_cast<uintptr_t>(src) % 16 != 0)
+    fail_here("misaligned bulk copy", "cp.async.bulk needs 16-byte aligned addresses; destination " + hex(dst) +
+                                          ", source " + hex(reinterpret_cast<uintptr_t>(src)));
+  smem_ref(cta, dst, bytes, "cp.async.bulk destination");
+  check_no_mbarrier_in(cta, dst, bytes, "cp.async.bulk destination");
+  mbar_at(cta, bar, "cp.async.bulk completion mbarrier");
+  const std::string by = "the bulk copy issued by " + who(f) + " at " + loc(at);
+  Cta* cp = &cta;
+  g_sched->tma_ops.push_back(AsyncOp{&f, at, "cp.async.bulk", [cp, dst, src, bytes, bar, by] {
+                                       const auto t0 = Clock::now();
+                                       memcpy(cp->smem + (dst & 0xFFFFFFu) - kSmemBase, src, bytes);
+                                       g_stats.tma_copies++;
+                                       g_stats.tma_bytes += bytes;
+                                       Mbar& b = cp->mbars.find(bar & 0xFFFFFFu)->second;
+                                       mbar_add_tx(b, bar, -int64_t(bytes), by);
+                                       mbar_check_phase(b, bar, by);
+                                       g_stats.copy_seconds +=
+                                           std::chrono::duration<double>(Clock::now() - t0).count();
+                                     }});
+}
+
 // ---- tcgen05
 void tmem_alloc(uint32_t dst, uint32_t ncols, SrcLoc at) {
   tick(at);

@@ -53,6 +53,7 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at);
 
 // ---- TMA
 void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coords, uint32_t bar, SrcLoc at);
+void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcLoc at);
 
 // ---- tcgen05
 void tmem_alloc(uint32_t dst, uint32_t ncols, SrcLoc at);

@@ -13,8 +13,12 @@
 //  * Shared memory and TMEM start filled with NaN bit patterns for the same reason.
 //  * Every rule the emulator can check is checked; a violation stops the launch with a
 //    diagnostic (SimError) naming CTA, warp, lane, instruction and kernel source line.
+// Fibers switch with _setjmp/_longjmp between stacks; glibc's fortified longjmp would reject
+// that as a jump into an "uninitialised stack frame", so fortification is off in this file.
+#undef _FORTIFY_SOURCE
 #include "sim.h"
 
+#include <setjmp.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -113,7 +117,9 @@ struct AsyncOp {
 enum class FState { kRunnable, kBlocked, kDone };
 
 struct Fiber {
-  ucontext_t ctx{};
+  ucontext_t ctx{};  // the initial context: fresh stack, entry fiber_entry
+  jmp_buf jb;        // where the fiber resumes once it has run
+  bool started = false;
   void* stack = nullptr;
   ThreadVars vars{};
   int tid = 0, warp = 0, lane = 0;
@@ -169,7 +175,7 @@ struct Cta {
 };
 
 struct Scheduler {
-  ucontext_t main_ctx{};
+  jmp_buf main_jb;  // where a fiber returns to the scheduler
   Fiber* cur = nullptr;
   Rng rng{1};
   double p_preempt = 0.2, p_async = 0.3;
@@ -196,8 +202,8 @@ std::vector<void*> g_stack_pool;
     s.failed = true;
     s.error = msg;
     Fiber* f = s.cur;
-    swapcontext(&f->ctx, &s.main_ctx);
-    abort();  // never resumed
+    (void)f;
+    _longjmp(s.main_jb, 1);  // never resumed
   }
   throw SimError(msg);
 }
@@ -225,7 +231,7 @@ std::string who(const Fiber& f) {
 void yield() {
   Scheduler& s = *g_sched;
   Fiber* f = s.cur;
-  swapcontext(&f->ctx, &s.main_ctx);
+  if (_setjmp(f->jb) == 0) _longjmp(s.main_jb, 1);
 }
 
 // Every emulated instruction passes here: it counts, checks the budget and may be preempted.
@@ -706,7 +712,7 @@ void fiber_entry() {
     fail("tcsim: divergent warp at a .sync.aligned instruction\n  " + who(f) + " exited while other lanes of its warp wait in " +
          c.op + " at " + loc(c.at));
   // Outstanding asynchronous work of an exited thread still completes (nothing cancels it).
-  swapcontext(&f.ctx, &s.main_ctx);
+  _longjmp(s.main_jb, 1);
 }
 
 void* get_stack() {
@@ -738,7 +744,7 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cta* cta, uint32_t t) 
   getcontext(&f->ctx);
   f->ctx.uc_stack.ss_sp = static_cast<char*>(f->stack) + page;
   f->ctx.uc_stack.ss_size = kStackBytes;
-  f->ctx.uc_link = &s.main_ctx;
+  f->ctx.uc_link = nullptr;  // fiber_entry never returns: it jumps back to the scheduler
   makecontext(&f->ctx, fiber_entry, 0);
   cta->fibers.push_back(f.get());
   set_runnable(f.get());
@@ -810,7 +816,16 @@ void run_cluster(Scheduler& s) {
     g_heartbeat.fetch_add(1, std::memory_order_relaxed);
     s.cur = f;
     g_stats.fiber_switches++;
-    swapcontext(&s.main_ctx, &f->ctx);
+    // A fiber is started once with setcontext (a fresh stack needs ucontext) and afterwards
+    // resumed with _longjmp, which, unlike swapcontext, does not save and restore the signal
+    // mask with a system call on every switch.
+    if (_setjmp(s.main_jb) == 0) {
+      if (!f->started) {
+        f->started = true;
+        setcontext(&f->ctx);
+      }
+      _longjmp(f->jb, 1);
+    }
     s.cur = nullptr;
   }
 }

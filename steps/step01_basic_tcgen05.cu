@@ -17,8 +17,9 @@
 //   Everything is serial: load a 128x64 A tile and a 128x64 B tile (32 KiB), wait, run 4 MMAs,
 //   wait, repeat. The tensor core idles during every load and the TMA idles during every MMA.
 //   The no-swizzle layout also forces 16-byte-wide TMA boxes (one core-matrix column), which
-//   the TMA engine moves slowly. The published B200 figure for this design is ~255 TFLOPS at
-//   4096^3 against ~1507 for cuBLAS (seed 001_8ff71249f181e60e.txt, "v1"; not measured here).
+//   the TMA engine moves slowly. The published B200 figure for this design (one 3-D TMA box per
+//   operand) is ~253 TFLOPS at 4096^3 against ~1507 for cuBLAS (seed 001_8ff71249f181e60e.txt,
+//   "v1b"; not measured here).
 //
 // DATA LAYOUT (K-major, no swizzle)
 //   The MMA consumes 8-row x 16-byte "core matrices", each stored as 128 contiguous bytes. One

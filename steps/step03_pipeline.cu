@@ -16,7 +16,7 @@
 // WHY IT IS FASTER
 //   A stage is 128 x 64 BF16 of A plus 128 x 64 of B = 32 KiB; four stages = 128 KiB, so up to
 //   96 KiB of loads are in flight while the tensor core works on the fourth 32 KiB. A k-tile's
-//   8 MMAs (128x128x16 each) take the tensor core about as long as its 32 KiB take to arrive
+//   4 MMAs (128x128x16 each) take the tensor core about as long as its 32 KiB take to arrive
 //   at full bandwidth, so with loads three k-tiles ahead the load latency (~1 us) is hidden
 //   instead of paid every k-tile. The published B200 figure for this design is ~940 TFLOPS at
 //   4096^3 vs ~1507 for cuBLAS (seed 001_8ff71249f181e60e.txt, "v3"; not measured here).
@@ -141,7 +141,8 @@ __global__ void __launch_bounds__(NUM_THREADS)
         load(prev + NUM_STAGES);
       }
     }
-    // Commits complete in issue order, so the last k-tile's barrier covers every MMA.
+    // A commit tracks every earlier tcgen05 operation of this thread (PTX ISA §9.7.16.12.1), so
+    // the last k-tile's barrier covers every MMA.
     const int last = num_k_tiles - 1;
     mbarrier_wait_parity(mma_done_bar(last % NUM_STAGES), parity(last));
   }

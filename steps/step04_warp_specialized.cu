@@ -18,8 +18,8 @@
 //   Neither engine waits for the other's issuing thread: the MMA warp has the next stage's MMAs
 //   queued as soon as its data lands, and the producer refills a stage the moment the MMAs that
 //   read it retire. The bigger N tile halves the A traffic per FLOP: a k-tile is now
-//   (128 + 256) x 64 BF16 = 48 KiB for 128x256x64 MACs (2.7 FLOP per byte of shared memory
-//   written, vs 2.0 with BLOCK_N = 128).
+//   (128 + 256) x 64 BF16 = 48 KiB for 2 x 128 x 256 x 64 = 4.2 MFLOP, i.e. 85 FLOP per byte
+//   the TMA writes to shared memory, vs 64 with BLOCK_N = 128.
 //
 // SHARED-MEMORY ARITHMETIC (why BLOCK_N = 256 and 4 stages)
 //   One stage = 128 x 64 x 2 B (A) + 256 x 64 x 2 B (B) = 16 KiB + 32 KiB = 48 KiB.
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
         mma_commit(mma_done_bar(s));  // stage s is empty once these MMAs have read it
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
-      mma_commit(mainloop_done_bar);  // commits retire in order: this one fires after every MMA
+      mma_commit(mainloop_done_bar);  // tracks every earlier MMA of this thread (§9.7.16.12.1)
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5

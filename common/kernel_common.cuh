@@ -7,10 +7,8 @@
 
 #if defined(TCG_SIM)
 #include "sim/cuda_sim.h"
-#define TCG_BUILD_NS sim
 #else
 #include "cuda_check.h"
-#define TCG_BUILD_NS gpu
 #endif
 
 #include <cstdint>
@@ -23,6 +21,7 @@
 #include "tensor_map.h"
 
 namespace tcg {
+inline namespace TCG_ABI_NS {  // per-build: see ptx.cuh
 
 template <class T>
 __host__ __device__ constexpr T ceil_div(T a, T b) {
@@ -129,6 +128,7 @@ void launch_kernel(void (*kernel)(Params...), const LaunchDims& d, cudaStream_t 
 #endif
 }
 
+}  // inline namespace TCG_ABI_NS
 }  // namespace tcg
 
 // TCG_STEP_MAIN(kSpec): the GPU build emits main(), which hands both builds' launchers to the

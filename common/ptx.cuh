@@ -16,6 +16,19 @@
 
 #include "descriptors.h"
 
+// The two builds of a kernel are linked into one binary, so everything a header defines for
+// them lives in a per-build inline namespace: tcg::gpu_build or tcg::sim_build. The spelling
+// stays tcg::name, but the linker symbols differ, so a function whose body depends on TCG_SIM
+// can never be merged with the other build's copy (an ODR violation that would otherwise show
+// up only when the optimizer does not inline it).
+#if defined(TCG_SIM)
+#define TCG_BUILD_NS sim
+#define TCG_ABI_NS sim_build
+#else
+#define TCG_BUILD_NS gpu
+#define TCG_ABI_NS gpu_build
+#endif
+
 #if defined(TCG_SIM)
 #include "sim/sim.h"
 #define TCG_DEV inline
@@ -30,6 +43,7 @@
 #endif
 
 namespace tcg {
+inline namespace TCG_ABI_NS {
 
 // ============================================================== shared memory and threads
 
@@ -357,4 +371,5 @@ TCG_DEV void mma_m16n8k16_bf16(float (&d)[4], const uint32_t (&a)[4], const uint
 #endif
 }
 
+}  // inline namespace TCG_ABI_NS
 }  // namespace tcg

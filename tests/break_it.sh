@@ -39,7 +39,7 @@ EOF
   then
     echo "FAIL  $name: could not apply the change"; failed=$((failed + 1)); return
   fi
-  if ! g++ -std=c++17 -O1 -w -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
+  if ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
       build/common/harness.o build/common/tensor_map.o build/sim/sim.o \
       -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -o "$bin" 2>"$OUT/$name.log"; then
     echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_all.sh — what `make test` runs, in order, after `make all` has built every step
 # (nvcc for sm_100a / sm_80+, and g++ for the emulator):
-#   1. no register spills in any kernel (ptxas report)
+#   1. no register spills in any kernel (ptxas report), and the GPU and emulator builds of a
+#      kernel share no linker symbols
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
 #      under two scheduler seeds
@@ -17,6 +18,7 @@ suite() {  # suite NAME COMMAND...
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "==== $name FAILED"; fi
 }
 suite "register spills" make --no-print-directory check-spills
+suite "build separation" bash tests/check_symbols.sh
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "break it" bash tests/break_it.sh

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "common/cuda_check.h"
@@ -778,6 +780,30 @@ std::string driver_description() {
   return api.empty() ? release : release + " (" + api + ")";
 }
 
+// Waits for the checked launch, but not forever: a kernel whose mbarrier protocol is wrong
+// (a wrong expect_tx byte count, a flipped parity) spins on the GPU with no error to report. After
+// kKernelTimeoutSeconds the process says so and ends; exiting is the only way to get rid of a
+// kernel that never finishes, and running the same step with --sim gives the deadlock report.
+constexpr double kKernelTimeoutSeconds = 60;
+void wait_or_give_up(cudaStream_t stream, const StepSpec& spec) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady) CUDA_CHECK(e);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > kKernelTimeoutSeconds) {
+      std::fprintf(stderr,
+                   "%s: the kernel did not finish within %.0f s; most likely a deadlock (an mbarrier wait "
+                   "that never completes). Run it with --sim for the emulator's report of what each warp "
+                   "waits on.\n",
+                   program_name(spec).c_str(), kKernelTimeoutSeconds);
+      std::fflush(stderr);
+      std::_Exit(1);  // a hung kernel cannot be cancelled; leave without waiting for it
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 // Never throws: on a machine without a driver or GPU every call here may fail, and any failure
 // simply means "no usable GPU" (which is why these calls are not wrapped in CUDA_CHECK).
 GpuSurvey survey_gpus(Arch arch) {
@@ -1002,7 +1028,7 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream.get()));
   launch_step(launch, args);
   try {
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    wait_or_give_up(stream.get(), spec);
   } catch (const CudaError& e) {
     throw CudaError(std::string("the step's kernel failed while running: ") + e.what());
   }

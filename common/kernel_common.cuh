@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "descriptors.h"
@@ -87,12 +89,18 @@ __device__ inline uint8_t* aligned_smem_base() {
   return p + ((1024 - (a & 1023)) & 1023);
 }
 
-inline CUtensorMap make_tensor_map(const TiledMap& m) {
+// Encodes `m` for this build (hardware tensor map or the emulator's). A rejected map throws with
+// the caller's file:line and the offending parameter.
+inline CUtensorMap make_tensor_map(const TiledMap& m, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  try {
 #if defined(TCG_SIM)
-  return ::tcsim::encode_tensor_map(m);
+    return ::tcsim::encode_tensor_map(m);
 #else
-  return encode_tensor_map_gpu(m);
+    return encode_tensor_map_gpu(m);
 #endif
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + e.what());
+  }
 }
 
 struct LaunchDims {

@@ -106,7 +106,8 @@ TCG_DEV void mbarrier_init(uint32_t bar, uint32_t count TCG_LOC) {
 }
 
 // fence.mbarrier_init: make this thread's mbarrier.init visible to the async proxy (TMA,
-// tcgen05.commit) and the cluster; a CTA barrier must still follow before others use them.
+// tcgen05.commit) and the cluster; a CTA barrier must still follow before others use them
+// (§9.7.13.4, membar/fence).
 TCG_DEV void fence_mbarrier_init(TCG_LOC0) {
 #if defined(TCG_SIM)
   ::tcsim::fence(TCG_AT);
@@ -124,8 +125,9 @@ TCG_DEV void mbarrier_arrive(uint32_t bar TCG_LOC) {
 #endif
 }
 
-// mbarrier.arrive.expect_tx: raise the tx-count by `bytes`, then arrive once. The phase can
-// only complete once the TMA copies tracked by this barrier have delivered those bytes.
+// mbarrier.arrive.expect_tx: raise the tx-count by `bytes`, then arrive once (§9.7.13.15.12,
+// §9.7.13.15.13). The phase can only complete once the TMA copies tracked by this barrier have
+// delivered those bytes.
 TCG_DEV void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes TCG_LOC) {
 #if defined(TCG_SIM)
   ::tcsim::mbar_arrive_expect_tx(bar, bytes, TCG_AT);
@@ -212,7 +214,8 @@ TCG_DEV void tmem_alloc(uint32_t dst, uint32_t ncols TCG_LOC) {
 #endif
 }
 
-// tcgen05.dealloc: free an allocation; every column must be freed before the CTA exits.
+// tcgen05.dealloc: free an allocation; every column must be freed before the CTA exits
+// (§9.7.16.7.1).
 TCG_DEV void tmem_dealloc(uint32_t taddr, uint32_t ncols TCG_LOC) {
 #if defined(TCG_SIM)
   ::tcsim::tmem_dealloc(taddr, ncols, TCG_AT);
@@ -221,7 +224,7 @@ TCG_DEV void tmem_dealloc(uint32_t taddr, uint32_t ncols TCG_LOC) {
 #endif
 }
 
-// tcgen05.relinquish_alloc_permit: this CTA will not allocate again, so a CTA waiting for TMEM
+// tcgen05.relinquish_alloc_permit (§9.7.16.7.1): this CTA will not allocate again, so a CTA waiting for TMEM
 // on the same SM may proceed. Warp-collective.
 TCG_DEV void tmem_relinquish_alloc_permit(TCG_LOC0) {
 #if defined(TCG_SIM)
@@ -263,14 +266,14 @@ TCG_DEV void mma_commit(uint32_t bar TCG_LOC) {
 // operations against a thread synchronisation (barrier, mbarrier) that follows / precedes it.
 TCG_DEV void tcgen05_fence_before_thread_sync(TCG_LOC0) {
 #if defined(TCG_SIM)
-  ::tcsim::fence(TCG_AT);
+  ::tcsim::tcgen05_fence_before(TCG_AT);
 #else
   asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
 #endif
 }
 TCG_DEV void tcgen05_fence_after_thread_sync(TCG_LOC0) {
 #if defined(TCG_SIM)
-  ::tcsim::fence(TCG_AT);
+  ::tcsim::tcgen05_fence_after(TCG_AT);
 #else
   asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
 #endif
@@ -304,7 +307,7 @@ TCG_DEV void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&r)[16] TCG_LOC) {
 #endif
 }
 
-// tcgen05.ld.sync.aligned.16x256b.x1.b32: 16 lanes x 256 bits; thread t receives lane t/4 (regs
+// tcgen05.ld.sync.aligned.16x256b.x1.b32 (§9.7.16.8.3): 16 lanes x 256 bits; thread t receives lane t/4 (regs
 // 0,1) and lane t/4+8 (regs 2,3), columns 2*(t%4) and +1 — an mma.sync accumulator fragment.
 TCG_DEV void tmem_ld_16x256b_x1(uint32_t taddr, uint32_t (&r)[4] TCG_LOC) {
 #if defined(TCG_SIM)

@@ -4,7 +4,8 @@
 // A TiledMap describes a row-major global tensor and the box one cp.async.bulk.tensor copies.
 // validate() checks the constraints cuTensorMapEncodeTiled documents (cuda.h) and names the
 // offending parameter; the GPU encoder (tensor_map.cpp, through cudaGetDriverEntryPointByVersion so
-// no binary links libcuda) and the emulator's encoder (sim/tensor_map_sim.cpp) both run it first,
+// no binary links libcuda) and the emulator's encoder (tcsim::encode_tensor_map in sim/sim.cpp)
+// both run it first,
 // so a map the hardware would refuse is refused in the emulator too.
 #pragma once
 #include <cuda.h>

@@ -46,7 +46,7 @@ PREFERRED_SHAPE = (4096, 4096, 4096)
 
 # ------------------------------------------------------------------------------------------------
 # PUBLISHED REFERENCE - NOT OUR MEASUREMENT.
-# Source: /work/shared/seeds/001_8ff71249f181e60e.txt, "tcgen05 for dummies" (Dec 21, 2025),
+# Source: shared/seeds/001_8ff71249f181e60e.txt (beside the repository), "tcgen05 for dummies" (Dec 21, 2025),
 # tables "Kernel name / TFLOPS" of each section and of "Closing remarks". Measured by that post's
 # author on a B200 (Modal), BF16, M=N=K=4096; cuBLAS through PyTorch 2.9.1 + CUDA 13.
 # Where the post has two variants of a version, the higher one is the bar and the other is quoted

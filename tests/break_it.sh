@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # break_it.sh — the "Break it" experiments of docs/0N_*.md, run as tests.
 #
-# Each case applies ONE small source change to a step (an exact text replacement that must
+# Each case applies one small source change to a step (exact text replacements that must each
 # match exactly once, so the test fails loudly if the kernel is edited and the case goes
 # stale), rebuilds that step for the emulator only (g++ -DTCG_SIM -DTCG_SIM_MAIN), runs it,
 # and asserts that the emulator catches the bug:
@@ -20,21 +20,23 @@ SHAPE=(--m 256 --n 256 --k 1024 --inputs integer)
 filter=${1:-}
 passed=0 failed=0
 
-# case NAME SOURCE EXPECT OLD NEW
+# case NAME SOURCE EXPECT OLD NEW [OLD2 NEW2 ...]
 case_() {
-  local name=$1 src=$2 expect=$3 old=$4 new=$5
+  local name=$1 src=$2 expect=$3
+  shift 3
   [[ -n "$filter" && "$name" != *"$filter"* ]] && return
   local mod="$OUT/$name.cu" bin="$OUT/$name"
-  if ! python3 - "$src" "$mod" "$old" "$new" <<'EOF'
+  if ! python3 - "$src" "$mod" "$@" <<'EOF'
 import sys
-src, dst, old, new = sys.argv[1:5]
+src, dst, *edits = sys.argv[1:]
 text = open(src).read()
-n = text.count(old)
-if n != 1:
-    sys.exit(f"the text to replace occurs {n} times in {src} (expected exactly once): {old!r}")
+for old, new in zip(edits[0::2], edits[1::2]):
+    n = text.count(old)
+    if n != 1:
+        sys.exit(f"the text to replace occurs {n} times in {src} (expected exactly once): {old!r}")
+    text = text.replace(old, new)
 # keep #include "../common/..." working from build/break_it/
-text = text.replace('#include "../common/', '#include "common/')
-open(dst, "w").write(text.replace(old, new))
+open(dst, "w").write(text.replace('#include "../common/', '#include "common/'))
 EOF
   then
     echo "FAIL  $name: could not apply the change"; failed=$((failed + 1)); return
@@ -85,6 +87,16 @@ case_ s01-always-accumulate $S1 wrong \
   '/*accumulate=*/kt > 0 || s > 0' '/*accumulate=*/true'
 case_ s01-no-dealloc $S1 "diag:TMEM leak" \
   '  if (warp == 0) tmem_dealloc(tmem_accum, TMEM_COLS);' ''
+case_ s01-no-fence-after-handoff $S1 "diag:missing tcgen05.fence::after_thread_sync" \
+  '  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+
+  // Epilogue.' '  __syncthreads();
+
+  // Epilogue.'
+case_ s01-no-fence-before-teardown $S1 "diag:missing tcgen05.fence::before_thread_sync" \
+  '  // Every warp must be done reading TMEM before it is freed.
+  tcgen05_fence_before_thread_sync();' '  // Every warp must be done reading TMEM before it is freed.'
 # step 02
 case_ s02-descriptor-without-swizzle $S2 wrong \
   'a_tile + i * ATOM_COLUMN_A + s * 32, 16, SBO_SW128, Layout::kSwizzle128B' \
@@ -111,6 +123,16 @@ case_ s04-epilogue-ignores-lane-quarters $S4 "diag:lane quarter" \
 case_ s04-epilogue-does-not-wait $S4 wrong \
   '    mbarrier_wait_parity(mainloop_done_bar, 0);
 ' ''
+case_ s04-no-fence-after-full-wait $S4 "diag:missing tcgen05.fence::after_thread_sync" \
+  'full_parity);  // the TMA has delivered stage s
+        tcgen05_fence_after_thread_sync();' 'full_parity);  // the TMA has delivered stage s'
+case_ s04-epilogue-loads-before-waiting $S4 wrong \
+  '    mbarrier_wait_parity(mainloop_done_bar, 0);
+    tcgen05_fence_after_thread_sync();
+' '' \
+  '      tmem_wait_ld(r);' '      mbarrier_wait_parity(mainloop_done_bar, 0);
+      tcgen05_fence_after_thread_sync();
+      tmem_wait_ld(r);'
 
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

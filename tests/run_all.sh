@@ -5,7 +5,7 @@
 #      kernel share no linker symbols
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
-#      under two scheduler seeds
+#      under three scheduler seeds
 #   4. the "Break it" experiments: each deliberate bug must be caught by the emulator
 # Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
 # failure.

@@ -3,7 +3,7 @@
 # exercise the edges: non-square problems, partial tiles in M and N, K of a single tile, K
 # not a multiple of the K tile, and enough k-tiles that every pipeline stage's barrier parity
 # wraps at least twice (18 k-tiles of 64 over 4 stages: each stage is filled 4-5 times).
-# `integer` inputs are compared bitwise; `random` inputs run under two scheduler seeds.
+# `integer` inputs are compared bitwise; `random` inputs run under scheduler seeds 1, 2 and 3.
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -30,4 +30,6 @@ for step in "$@"; do
   run "$step" --m 256 --n 512 --k 512 --inputs integer --sim-seed 4   # whole tiles only
 done
 echo "emulator step runs: $passed passed, $failed failed"
+# A run that executed nothing must not pass: 7 runs per step, at least one step.
+if [ $# -eq 0 ] || [ "$passed" -ne $((7 * $#)) ]; then echo "expected $((7 * $#)) passing runs for $# step(s)"; exit 1; fi
 [ "$failed" = 0 ]

@@ -1,7 +1,7 @@
 // test_descriptors.cpp — hand-computed checks of common/descriptors.h.
 //
 // Every expected value below is worked out by hand in the comment next to it, from the PTX ISA
-// tables as summarised in /work/shared/reference/tcgen05-facts.md (cited as "facts §n") and from
+// tables as summarised in shared/reference/tcgen05-facts.md (beside the repository) (cited as "facts §n") and from
 // the descriptors a blog author ran on a real B200 (seed 001, "v1" = no swizzle, "v2" = 128B
 // swizzle). The encoders are constexpr, so most values are checked twice: by static_assert (the
 // build fails if they are wrong) and by CHECK on inputs laundered through a volatile (so the

@@ -2,13 +2,13 @@
 //
 // Every test below is a real kernel, written like the steps (kernel_common.cuh wrappers only),
 // launched on one CTA in the emulator. The expected side of each check is computed here on the
-// CPU from the PTX ISA as summarised in /work/shared/reference/tcgen05-facts.md ("facts §n"):
+// CPU from the PTX ISA as summarised in the project's reference fact sheet, shared/reference/tcgen05-facts.md ("facts §n"):
 // products of small integers (exact in FP32, so results are compared bit for bit), the ISA's
 // swizzle tables, the tcgen05.ld per-thread maps and the mma.sync fragment layouts.
 //
-// Some tests expose checks the emulator does not make yet, or a weakness in it. They are marked
-// "MISSING CHECK" / "EMULATOR WEAKNESS" and are expected to fail until common/sim/sim.cpp (or,
-// for N = 12, common/descriptors.h) is fixed; the comment above each one says what should change.
+// Several tests were first written to expose a check the emulator lacked (an overwritten
+// mbarrier, leftover tx bytes, same-opcode divergence, a dealloc under a running MMA, ...); the
+// emulator now makes each of them, and the comment above each test says what it guards.
 //
 // Tests that could hang a broken emulator (deadlock, livelock, spin loops) run their launch in a
 // forked child with a time limit, so the suite always terminates.
@@ -309,6 +309,7 @@ __global__ void mma_case_kernel(const __grid_constant__ CUtensorMap map_a, const
   } else {
     // BUG on purpose: `issued` only says the MMAs were issued, not that they completed.
     tcg::mbarrier_wait_parity(issued, 0);
+    tcg::tcgen05_fence_after_thread_sync();
   }
 
   if (c.readout == 0) {
@@ -734,13 +735,9 @@ TEST_CASE("emulator: arrival overflow (an arrive while the phase only waits for 
   CHECK(contains(err, "arrival overflow"));
 }
 
-// MISSING CHECK. expect_tx announces one box but two are loaded. The first box completes the
-// phase; the second one's bytes land afterwards and drive the NEXT phase's tx-count to -2048,
-// which nothing ever balances (and whose data nobody waited for). sim.cpp only checks for
-// underflow while the current phase has no pending arrivals (mbar_check_phase), so this passes
-// silently on every seed. Suggested fix: at CTA exit (sim.cpp launch(), next to the TMEM leak
-// check) report every mbarrier whose tx-count is negative ("received N bytes that no
-// expect_tx announced").
+// expect_tx announces one box but two are loaded. The first box completes the phase; the
+// second one's bytes land afterwards and drive the next phase's tx-count negative. The emulator
+// reports any mbarrier whose tx-count is not zero when the CTA exits.
 TEST_CASE("emulator: bytes beyond expect_tx that land after the phase completed are reported") {
   const Box box;
   int detected = 0;
@@ -757,11 +754,9 @@ TEST_CASE("emulator: bytes beyond expect_tx that land after the phase completed 
   CHECK(detected == 8);
 }
 
-// MISSING CHECK. A TMA box that overwrites a live mbarrier (here the barrier sits 1024 bytes into
-// the 2048-byte destination) corrupts the barrier on hardware; the emulator keeps mbarrier state outside
-// shared memory, so the kernel runs "correctly". Suggested fix: in sim.cpp tma_load() (and for
-// tcgen05.alloc's destination), fail when [dst, dst + bytes) contains an initialised mbarrier of
-// cta.mbars ("TMA destination overlaps the mbarrier at ...").
+// A TMA box that would overwrite a live mbarrier (here the barrier sits 1024 bytes into the
+// 2048-byte destination) corrupts the barrier on hardware; the emulator keeps mbarrier state
+// outside shared memory, so it checks the destination range against the live barriers.
 TEST_CASE("emulator: a TMA destination overlapping an initialised mbarrier is reported") {
   SimOptions opt(1);
   const Box box;
@@ -1171,11 +1166,8 @@ TEST_CASE("emulator: descriptor and shape diagnostics") {
     INFO(err);
     CHECK(contains(err, "invalid MMA shape"));
   }
-  // MISSING CHECK (in the encoder, common/descriptors.h make_idesc_f16): N is stored as N >> 3
-  // and M as M >> 4, so N = 12 silently becomes N = 8 (and M = 72 becomes 64): the emulator is
-  // handed a valid descriptor and cannot object. Suggested fix: make_idesc_f16 should encode
-  // M field 0 when M % 16 != 0 or N % 8 != 0 (e.g. `(M % 16 == 0 && N % 8 == 0 ? M >> 4 : 0) << 24`),
-  // so check_idesc reports "invalid MMA shape" (M = 0) instead of running an 8-column MMA.
+  // make_idesc_f16 cannot store N = 12 (the field holds N >> 3); it encodes M = 0 for shapes it
+  // cannot represent, so the emulator reports an invalid shape instead of running N = 8.
   SUBCASE("N = 12 (not a multiple of 8)") {
     RawMma r;
     r.idesc = tcg::make_idesc_bf16_f32(128, 12);
@@ -1223,15 +1215,10 @@ TEST_CASE("emulator: a spin loop on a shared flag exhausts the instruction budge
   CHECK(contains(r.text, "livelock"));
 }
 
-// The same spin without any emulated instruction in its body (a plain volatile
-// load loop, as a kernel may poll a flag written by another warp) never returns to the
-// scheduler: tick() is the only preemption point, so the fiber spins forever, the instruction
-// budget is never consulted and the launch hangs (here: killed after 3 s). Worse, a CORRECT
-// kernel whose other warp would set the flag hangs the same way. Suggested fix: a watchdog in
-// sim.cpp launch() (e.g. setitimer/timer_create with a SIGALRM handler that sees
-// g_stats.instructions unchanged for ~1 s while g_sched->cur is set) that prints who(*cur) and
-// loc(cur->at) ("thread ... has run for 1 s without an emulated instruction since <line>: a spin
-// on plain memory? use an mbarrier") and _exit()s, or at least a documented limitation.
+// The same spin without any emulated instruction in its body (a plain volatile load loop, as a
+// kernel may poll a flag written by another warp) never returns to the scheduler: threads switch
+// only at emulated instructions. The watchdog notices that nothing progresses and ends the
+// process with "livelock (no progress)" instead of hanging; here it runs in a forked child.
 TEST_CASE("emulator: a spin loop without emulated instructions is diagnosed, not hung") {
   const Isolated r = run_isolated(
       [] {
@@ -1256,34 +1243,25 @@ TEST_CASE("emulator: divergent warp at a .sync.aligned instruction") {
   CHECK(contains(err, "divergent"));
 }
 
-// MISSING CHECK. Lanes 0-15 and 16-31 execute elect.sync at two different instructions (source
-// lines). .sync.aligned/elect.sync require the warp to execute the SAME instruction; collective()
-// only compares the opcode name, so the two are merged. Suggested fix: in sim.cpp collective(),
-// also compare the SrcLoc (file and line) of every arriving lane with c.at and report
-// "divergent warp" when they differ.
+// Lanes 0-15 and 16-31 execute elect.sync at two different instructions (source lines):
+// .sync.aligned needs the warp at the SAME instruction, not just the same opcode.
 TEST_CASE("emulator: the same warp-collective opcode at two different instructions is divergent") {
   const std::string err = run_divergent(1);
   INFO(err);
   CHECK(contains(err, "divergent"));
 }
 
-// MISSING CHECK. Half the warp executes tcgen05.ld.32x32b.x8, the other half .x16 (different
-// instructions). collective() sees the same name "tcgen05.ld.32x32b" and the op uses the `num`
-// of whichever lane arrived LAST for every lane: a lane that passed an 8-register array gets 16
-// registers written (a stack overrun, masked here by a 16-element buffer). Suggested fix: in
-// sim.cpp tmem_ld(), put shape and num into Args and fail "divergent warp" when they differ
-// between lanes (the same for ldmatrix's num).
+// Half the warp executes tcgen05.ld.32x32b.x8, the other half .x16: different instructions,
+// so the emulator compares shape and .num across lanes (16-element buffers keep a regression
+// from overrunning the stack).
 TEST_CASE("emulator: tcgen05.ld with different .num in the two halves of a warp is divergent") {
   const std::string err = run_divergent(2);
   INFO(err);
   CHECK(contains(err, "divergent"));
 }
 
-// PROBABLY A MISSING CHECK. Lanes 16-31 exit, then lanes 0-15 execute tcgen05.ld (.sync.aligned:
-// PTX requires every thread of the warp to execute it). collective() waits only for live lanes,
-// so a 16-lane tcgen05.ld (and the later tcgen05.dealloc) is accepted. Suggested fix: for the
-// tcgen05 .sync.aligned instructions, fail when cta.warp_exited[warp] > 0 ("lanes of the warp
-// have exited").
+// Lanes 16-31 exit, then lanes 0-15 execute tcgen05.ld: a .sync.aligned tcgen05 instruction
+// needs every thread of the warp, so a warp with exited lanes cannot execute it.
 TEST_CASE("emulator: a .sync.aligned tcgen05.ld after half of the warp exited is reported") {
   int detected = 0;
   std::string last;
@@ -1298,13 +1276,9 @@ TEST_CASE("emulator: a .sync.aligned tcgen05.ld after half of the warp exited is
   CHECK(detected == 4);
 }
 
-// MISSING CHECK. The accumulator is freed while the MMA that writes it may still be in flight
-// (commit issued, never waited for before tcgen05.dealloc). On hardware the MMA would write
-// columns another CTA may already own. run_mma() writes TMEM without re-checking the allocation
-// and tmem_dealloc() does not look at outstanding tcgen05 operations. Suggested fix: in
-// tmem_dealloc(), fail when any fiber of the CTA has a queued tcgen05.mma whose D range
-// intersects the freed columns ("dealloc while an MMA writing these columns is in flight"), or
-// in run_mma() fail when tmem_find() no longer covers the D range.
+// The accumulator is freed while the MMA that writes it may still be in flight (commit issued,
+// never waited for before tcgen05.dealloc). The emulator re-checks the allocation when the MMA
+// completes, and requires a tcgen05.fence::after_thread_sync after the __syncwarp.
 namespace {
 __global__ void early_dealloc_kernel(uint32_t* unused) {
   (void)unused;
@@ -1377,15 +1351,8 @@ __global__ void tma_race_kernel(const __grid_constant__ CUtensorMap map, uint16_
 }
 }  // namespace
 
-// EMULATOR WEAKNESS (this test fails today). The readers wait only for "issued", then run
-// tcgen05.ld + wait::ld right away, which is a real bug. But run_cluster() finishes a queued
-// async op with probability p_async at every scheduler step, and launch() draws p_async from
-// [0.02, 0.92] (0.138 to 0.638 for seeds 1-8). A warp-collective tcgen05.ld + wait::ld takes at
-// least 64 scheduler steps (32 lanes arrive twice), so the MMAs are always finished before TMEM is
-// read: 0 of seeds 1-200 show a wrong value. Suggested fix, in sim.cpp launch(): give some seeds
-// a "lazy" regime, e.g. `p_async = rng.uniform() < 0.25 ? 0.002 : 0.02 + 0.9 * rng.uniform()`
-// (async ops still complete whenever no fiber can run). With that change this test passes
-// (1 of seeds 1-8) and every other test here behaves as before.
+// The readers wait only for "issued", then run tcgen05.ld + wait::ld: a real bug. Under the
+// emulator's lazy seeds (seed % 4 == 0) the MMAs complete late and the reads see poison.
 TEST_CASE("emulator: reading TMEM without waiting for the MMA's commit sees poison under some seed") {
   const Operands op = make_operands(64, 64, 31);
   const std::vector<float> ref = reference(op, 64);
@@ -1637,4 +1604,53 @@ TEST_CASE("emulator: 1-D cp.async.bulk copies bytes and completes the transactio
     const std::string err = run_bulk(src, 64, 64, 8192 - 32, out);
     CHECK(contains(err, "live mbarrier"));
   }
+}
+
+// ============================================================================ tensor maps
+TEST_CASE("emulator: tensor-map validation names the parameter and the caller's line") {
+  alignas(16) static uint16_t data[64 * 64];
+  auto base_map = [] {
+    tcg::TiledMap t;
+    t.rank = 2;
+    t.dtype = tcg::TmaDtype::kBF16;
+    t.base = data;
+    t.dims[0] = 64;
+    t.dims[1] = 64;
+    t.strides[0] = 128;
+    t.box[0] = 64;
+    t.box[1] = 16;
+    t.swizzle = tcg::TmaSwizzle::k128B;
+    return t;
+  };
+  CHECK(tcg::validate(base_map()).empty());
+  auto error_of = [](const tcg::TiledMap& t) -> std::string {
+    try {
+      tcg::make_tensor_map(t);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  tcg::TiledMap t = base_map();
+  t.box[0] = 128;  // 256 bytes: wider than the 128-byte swizzle span
+  std::string err = error_of(t);
+  CHECK(contains(err, "boxDim[0]"));
+  CHECK(contains(err, "128"));
+  CHECK(contains(err, "test_emulator.cpp:"));  // the caller's file:line
+  t = base_map();
+  t.strides[0] = 120;
+  CHECK(contains(error_of(t), "globalStrides[0]"));
+  t = base_map();
+  t.base = reinterpret_cast<const uint8_t*>(data) + 8;
+  CHECK(contains(error_of(t), "globalAddress"));
+  t = base_map();
+  t.box[1] = 257;
+  CHECK(contains(error_of(t), "boxDim[1]"));
+  t = base_map();
+  t.swizzle = tcg::TmaSwizzle::kNone;
+  t.box[0] = 4;  // 8 bytes: the inner box extent must be a multiple of 16 bytes
+  CHECK(contains(error_of(t), "multiple of 16 bytes"));
+  t = base_map();
+  t.dims[1] = 0;
+  CHECK(contains(error_of(t), "globalDim[1]"));
 }

@@ -106,6 +106,15 @@ struct PendingLd {
   uint32_t lane, col;
 };
 
+// One warp's tcgen05.ld: read from TMEM at a point the scheduler chooses between the issue and
+// the warp's tcgen05.wait::ld (which forces it if it has not happened yet).
+struct LdBatch {
+  Cta* cta;
+  SrcLoc at;
+  std::vector<PendingLd> regs;
+  bool done = false;
+};
+
 // An asynchronous operation: performed later by the scheduler.
 struct AsyncOp {
   Fiber* issuer;
@@ -130,7 +139,14 @@ struct Fiber {
   std::function<bool()> ready;             // while blocked: may it continue?
   std::function<std::string()> waits_on;   // while blocked: what for (deadlock report)
   SrcLoc at{};                             // source line of the current instruction
-  std::vector<PendingLd> pending_ld;       // tcgen05.ld results not yet waited for
+  std::vector<std::shared_ptr<LdBatch>> pending_ld;  // tcgen05.ld not yet waited for
+  // Ordering of tcgen05 operations against thread synchronisation (PTX ISA §9.7.16.6.4):
+  // a thread synchronisation since the last tcgen05.fence::after_thread_sync, and a tcgen05
+  // operation since the last tcgen05.fence::before_thread_sync (or tcgen05.commit).
+  const char* sync_pending_fence = nullptr;
+  SrcLoc sync_at{};
+  const char* tc_pending_fence = nullptr;
+  SrcLoc tc_at{};
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
 };
 
@@ -288,6 +304,36 @@ void notify(WaitQueue& q) {
     else q[keep++] = f;
   }
   q.resize(keep);
+}
+
+// A thread synchronisation (mbarrier wait, bar.sync, __syncwarp) just completed in this thread.
+void note_thread_sync(const char* what, SrcLoc at) {
+  Fiber& f = me();
+  f.sync_pending_fence = what;
+  f.sync_at = at;
+}
+
+// A thread synchronisation that other threads will rely on (bar.sync, mbarrier.arrive) is about
+// to happen: tcgen05 operations this thread issued before it must be fenced first.
+void check_fence_before(const char* what) {
+  Fiber& f = me();
+  if (f.tc_pending_fence)
+    fail_here("missing tcgen05.fence::before_thread_sync",
+              std::string(what) + " follows " + f.tc_pending_fence + " at " + loc(f.tc_at) +
+                  " with no tcgen05.fence::before_thread_sync (or tcgen05.commit) in between, so other threads "
+                  "synchronising with this one are not ordered after that tcgen05 operation (PTX ISA §9.7.16.6.4)");
+}
+
+// A tcgen05 operation is being issued: it must be fenced after any earlier thread sync.
+void tcgen05_op(const char* what) {
+  Fiber& f = me();
+  if (f.sync_pending_fence)
+    fail_here("missing tcgen05.fence::after_thread_sync",
+              std::string(what) + " follows " + f.sync_pending_fence + " at " + loc(f.sync_at) +
+                  " with no tcgen05.fence::after_thread_sync in between, so it is not ordered after that "
+                  "synchronisation and may act on stale data (PTX ISA §9.7.16.6.4)");
+  f.tc_pending_fence = what;
+  f.tc_at = f.at;
 }
 
 void push_tc_op(Fiber& f, AsyncOp op) {
@@ -711,7 +757,11 @@ void fiber_entry() {
   if (c.arrived > 0)
     fail("tcsim: divergent warp at a .sync.aligned instruction\n  " + who(f) + " exited while other lanes of its warp wait in " +
          c.op + " at " + loc(c.at));
-  // Outstanding asynchronous work of an exited thread still completes (nothing cancels it).
+  for (const auto& b : f.pending_ld)
+    if (!b->done)
+      fail("tcsim: tcgen05.ld never waited for\n  " + who(f) + " exited with the tcgen05.ld issued at " + loc(b->at) +
+           " still outstanding; tcgen05.wait::ld must come before its registers are used");
+  // Other outstanding asynchronous work of an exited thread still completes (nothing cancels it).
   _longjmp(s.main_jb, 1);
 }
 
@@ -969,14 +1019,17 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   if (nthreads % 32 != 0 || expected > total)
     fail_here("bad named barrier", "bar.sync thread count " + std::to_string(nthreads) +
                                        " must be a multiple of 32 and at most the block size");
+  check_fence_before(nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync");
   b.expected = expected;
   b.arrived++;
   // __syncthreads (count 0): threads that already exited count as arrived.
   const uint32_t have = b.arrived + (nthreads ? 0u : uint32_t(cta.exited));
+  const char* what = nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync";
   if (have >= expected) {
     b.arrived = 0;
     b.generation++;
     notify(b.waiters);
+    note_thread_sync(what, at);
     return;
   }
   const uint64_t gen = b.generation;
@@ -989,11 +1042,14 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
                std::to_string(bp->arrived + (nthreads ? 0 : cp->exited)) + " of " + std::to_string(bp->expected) +
                " threads have arrived";
       });
+  note_thread_sync(what, at);
 }
 
 void syncwarp(SrcLoc at) {
   tick(at);
+  check_fence_before("__syncwarp");
   collective("__syncwarp", nullptr, [](Collective&) {});
+  note_thread_sync("__syncwarp", at);
 }
 
 bool elect_sync(SrcLoc at) {
@@ -1005,11 +1061,21 @@ bool elect_sync(SrcLoc at) {
         *static_cast<bool*>(d) = true;  // the lowest participating lane
         break;
       }
-  });
+  }, /*full_warp=*/true);  // membermask 0xffffffff: all 32 lanes
   return elected;
 }
 
 void fence(SrcLoc at) { tick(at); }
+
+void tcgen05_fence_before(SrcLoc at) {
+  tick(at);
+  me().tc_pending_fence = nullptr;
+}
+
+void tcgen05_fence_after(SrcLoc at) {
+  tick(at);
+  me().sync_pending_fence = nullptr;
+}
 
 // ---- mbarrier
 void mbar_init(uint32_t bar, uint32_t count, SrcLoc at) {
@@ -1034,6 +1100,7 @@ void mbar_arrive(uint32_t bar, SrcLoc at) {
   tick(at);
   Fiber& f = me();
   Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive");
+  check_fence_before("mbarrier.arrive");
   mbar_do_arrive(b, bar, 1, who(f) + " at " + loc(at));
 }
 
@@ -1041,6 +1108,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
   tick(at);
   Fiber& f = me();
   Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive.expect_tx");
+  check_fence_before("mbarrier.arrive.expect_tx");
   const std::string by = who(f) + " at " + loc(at);
   mbar_add_tx(b, bar, int64_t(bytes), by);
   mbar_do_arrive(b, bar, 1, by);
@@ -1059,6 +1127,7 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
                 return "mbarrier.try_wait.parity on the mbarrier at " + hex(bar) + " for parity " +
                        std::to_string(parity) + "; " + describe_mbar(*b) + " (initialised at " + loc(b->init_at) + ")";
               });
+  note_thread_sync("mbarrier.try_wait.parity", at);
 }
 
 // ---- TMA
@@ -1119,6 +1188,7 @@ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcL
 // ---- tcgen05
 void tmem_alloc(uint32_t dst, uint32_t ncols, SrcLoc at) {
   tick(at);
+  tcgen05_op("tcgen05.alloc");
   Fiber& f = me();
   struct Args {
     uint32_t dst, ncols;
@@ -1161,6 +1231,7 @@ void tmem_alloc(uint32_t dst, uint32_t ncols, SrcLoc at) {
 
 void tmem_dealloc(uint32_t taddr, uint32_t ncols, SrcLoc at) {
   tick(at);
+  tcgen05_op("tcgen05.dealloc");
   Fiber& f = me();
   Cta& cta = *f.cta;
   struct Args {
@@ -1187,6 +1258,7 @@ void tmem_dealloc(uint32_t taddr, uint32_t ncols, SrcLoc at) {
 
 void tmem_relinquish(SrcLoc at) {
   tick(at);
+  tcgen05_op("tcgen05.relinquish_alloc_permit");
   Cta& cta = *me().cta;
   collective("tcgen05.relinquish_alloc_permit", nullptr, [&cta](Collective&) { cta.relinquished = true; },
              /*full_warp=*/true);
@@ -1194,6 +1266,7 @@ void tmem_relinquish(SrcLoc at) {
 
 void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool accumulate, SrcLoc at) {
   tick(at);
+  tcgen05_op("tcgen05.mma");
   Fiber& f = me();
   Cta& cta = *f.cta;
   MmaJob j{d_tmem, tcg::decode_smem_desc(a_desc), tcg::decode_smem_desc(b_desc), tcg::decode_idesc(idesc), accumulate};
@@ -1214,6 +1287,7 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
 void tcgen05_commit(uint32_t bar, SrcLoc at) {
   tick(at);
   Fiber& f = me();
+  f.tc_pending_fence = nullptr;  // commit implies tcgen05.fence::before_thread_sync (§9.7.16.12.1)
   Cta& cta = *f.cta;
   mbar_at(cta, bar, "tcgen05.commit");
   const std::string by = "the tcgen05.commit issued by " + who(f) + " at " + loc(at);
@@ -1224,8 +1298,21 @@ void tcgen05_commit(uint32_t bar, SrcLoc at) {
                              }});
 }
 
+// Reads a tcgen05.ld's TMEM cells into the destination registers (once).
+void run_ld(LdBatch& b) {
+  if (b.done) return;
+  for (const PendingLd& p : b.regs)
+    if (!tmem_find(*b.cta, p.col, 1))
+      fail("tcsim: TMEM deallocated under a pending tcgen05.ld\n  the tcgen05.ld issued at " + loc(b.at) +
+           " reads column " + std::to_string(p.col) + ", which was freed before the load completed (" +
+           describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc");
+  for (const PendingLd& p : b.regs) *p.dst = tmem_cell(*b.cta, p.lane, p.col);
+  b.done = true;
+}
+
 void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) {
   tick(at);
+  tcgen05_op("tcgen05.ld");
   Fiber& f = me();
   Cta& cta = *f.cta;
   const char* name = shape == LdShape::k32x32b ? "tcgen05.ld.32x32b" : "tcgen05.ld.16x256b";
@@ -1261,27 +1348,35 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
                     std::to_string(32 * quarter) + ", " + std::to_string(32 * quarter + 32) + ") (warp % 4 = " +
                     std::to_string(quarter) + ")");
     tmem_check_range(cta, lane0, nlanes, col0, ncols, name);
+    auto batch = std::make_shared<LdBatch>();
+    batch->cta = &cta;
+    batch->at = a0->fiber->at;
     for (void* d : c.data) {
       if (!d) continue;
       Args& a = *static_cast<Args*>(d);
       const uint32_t t = uint32_t(a.fiber->lane);
       if (shape == LdShape::k32x32b) {
-        for (int i = 0; i < num; ++i) a.fiber->pending_ld.push_back({&a.regs[i], lane0 + t, col0 + uint32_t(i)});
+        for (int i = 0; i < num; ++i) batch->regs.push_back({&a.regs[i], lane0 + t, col0 + uint32_t(i)});
       } else {  // 16x256b: PTX ISA §9.7.16.8.3 (thread t: lanes t/4 and t/4+8, column pair 2*(t%4))
         for (int i = 0; i < num; ++i)
           for (int r = 0; r < 4; ++r)
-            a.fiber->pending_ld.push_back({&a.regs[4 * i + r], lane0 + t / 4 + (r >= 2 ? 8 : 0),
-                                           col0 + 8 * uint32_t(i) + 2 * (t % 4) + uint32_t(r % 2)});
+            batch->regs.push_back({&a.regs[4 * i + r], lane0 + t / 4 + (r >= 2 ? 8 : 0),
+                                   col0 + 8 * uint32_t(i) + 2 * (t % 4) + uint32_t(r % 2)});
       }
+      a.fiber->pending_ld.push_back(batch);
     }
+    // The read happens asynchronously: when the scheduler picks this operation, or at the latest
+    // at tcgen05.wait::ld. A kernel that loads before the MMAs finished reads stale TMEM.
+    g_sched->tma_ops.push_back(AsyncOp{a0->fiber, batch->at, "tcgen05.ld", [batch] { run_ld(*batch); }});
   }, /*full_warp=*/true);
 }
 
 void tmem_wait_ld(SrcLoc at) {
   tick(at);
   Fiber& f = me();
+  tcgen05_op("tcgen05.wait::ld");
   collective("tcgen05.wait::ld", nullptr, [](Collective&) {}, /*full_warp=*/true);
-  for (const PendingLd& p : f.pending_ld) *p.dst = tmem_cell(*f.cta, p.lane, p.col);
+  for (const auto& b : f.pending_ld) run_ld(*b);
   f.pending_ld.clear();
 }
 

@@ -30,7 +30,7 @@ STEPS     := $(foreach s,$(STEP_SRCS),$(call step_name,$(s)))
 
 COMMON_OBJS := $(BUILD)/common/harness.o $(BUILD)/common/tensor_map.o $(BUILD)/sim/sim.o
 
-.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps
+.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps gpu-check
 all: $(STEPS)
 
 $(BUILD) $(BUILD)/common $(BUILD)/sim $(BUILD)/tests:
@@ -98,6 +98,17 @@ break-it-tests: $(COMMON_OBJS)
 
 test: all
 	@bash tests/run_all.sh
+
+# Hardware check of the emulator's TMA model (needs a GPU of compute capability >= 9.0; not part
+# of `make test`): the same probe kernel on the GPU and in the emulator, byte for byte.
+GPU_CHECK_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100a,code=sm_100a
+$(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
+	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
+
+gpu-check: $(BUILD)/tests/tma_check
+	$(BUILD)/tests/tma_check
 
 clean:
 	rm -rf $(BUILD) $(STEPS)

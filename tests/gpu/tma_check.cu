@@ -1,0 +1,178 @@
+// tma_check.cu — does the emulator's TMA put every byte where the hardware's does?
+//
+// One probe kernel, compiled twice like the steps (nvcc for the GPU, g++ -DTCG_SIM for the
+// emulator), loads one TMA box into shared memory and copies the shared-memory image out. The
+// program runs it on the GPU and in the emulator for the tensor-map configurations the steps use
+// — step 01's 3-D no-swizzle core-matrix map, the 128B-swizzled boxes of steps 02-04 — plus the
+// 32B and 64B swizzle modes, at interior, edge (partly out of bounds) and negative coordinates,
+// and compares the two images byte for byte. The mbarrier's expect_tx is the full box size, so
+// the hardware also confirms that out-of-bounds elements count towards the transaction bytes.
+//
+// Needs a GPU with TMA (compute capability >= 9.0: H100/H200 are enough, the TMA modes used here
+// are the same on Blackwell). Not part of `make test` (CI has no GPU): run `make gpu-check`.
+// Exit: 0 all identical, 1 a mismatch, 3 no suitable GPU.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "../../common/kernel_common.cuh"
+
+namespace TCG_BUILD_NS {
+
+using namespace tcg;
+
+constexpr uint32_t BOX_AREA = 65536;  // largest box probed: 256 x 64 BF16 = 32 KiB
+constexpr uint32_t BAR = BOX_AREA;
+constexpr uint32_t SMEM_BYTES = BAR + 8;
+
+__global__ void tma_probe(const __grid_constant__ CUtensorMap map, int rank, int c0, int c1, int c2,
+                          uint32_t box_bytes, uint8_t* out) {
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t base = smem_addr(smem), bar = base + BAR;
+  if (threadIdx.x == 0) {
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(bar, box_bytes);  // the full box, also when part of it is out of bounds
+    if (rank == 2) tma_load_2d(base, &map, c0, c1, bar);
+    else tma_load_3d(base, &map, c0, c1, c2, bar);
+    mbarrier_wait_parity(bar, 0);
+  }
+  __syncthreads();
+  for (uint32_t i = threadIdx.x; i < box_bytes; i += blockDim.x) out[i] = smem[i];
+}
+
+// Loads the box at `coords` of `t` and leaves its shared-memory image in `out` (device memory on
+// the GPU, host memory in the emulator).
+void probe(const TiledMap& t, const int (&coords)[3], uint8_t* out) {
+  const CUtensorMap map = make_tensor_map(t);
+  LaunchDims d;
+  d.grid = dim3(1);
+  d.block = dim3(128);
+  d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
+  launch_kernel(tma_probe, d, nullptr, map, int(t.rank), coords[0], coords[1], coords[2], t.box_bytes(), out);
+}
+
+}  // namespace TCG_BUILD_NS
+
+#if !defined(TCG_SIM)
+namespace sim {
+void probe(const tcg::TiledMap& t, const int (&coords)[3], uint8_t* out);
+}
+
+namespace {
+
+struct Case {
+  std::string name;
+  tcg::TiledMap map;  // base filled in per run
+  int coords[3];
+};
+
+// A row-major rows x k BF16 matrix viewed the way the steps view it.
+tcg::TiledMap core_matrix_map(int rows, int k, int box_rows) {  // step 01
+  tcg::TiledMap t;
+  t.rank = 3;
+  t.dims[0] = 8;
+  t.dims[1] = uint64_t(rows);
+  t.dims[2] = uint64_t(k / 8);
+  t.strides[0] = uint64_t(k) * 2;
+  t.strides[1] = 16;
+  t.box[0] = 8;
+  t.box[1] = uint32_t(box_rows);
+  t.box[2] = 8;
+  return t;
+}
+tcg::TiledMap plain_map(int rows, int k, int box_rows) {  // a 16-byte-wide box without swizzle
+  tcg::TiledMap t;
+  t.rank = 2;
+  t.dims[0] = uint64_t(k);
+  t.dims[1] = uint64_t(rows);
+  t.strides[0] = uint64_t(k) * 2;
+  t.box[0] = 8;
+  t.box[1] = uint32_t(box_rows);
+  return t;
+}
+tcg::TiledMap swizzled_map(int rows, int k, int box_rows, tcg::TmaSwizzle sw) {  // steps 02-04
+  tcg::TiledMap t;
+  t.rank = 2;
+  t.dims[0] = uint64_t(k);
+  t.dims[1] = uint64_t(rows);
+  t.strides[0] = uint64_t(k) * 2;
+  t.box[0] = tcg::tma_swizzle_span(sw) / 2;
+  t.box[1] = uint32_t(box_rows);
+  t.swizzle = sw;
+  return t;
+}
+
+}  // namespace
+
+int main() {
+  int devices = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 || cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
+      prop.major < 9) {
+    std::printf("tma_check: needs a GPU of compute capability >= 9.0 (TMA); none found\n");
+    return 3;
+  }
+  std::printf("tma_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
+
+  const int M = 200, K = 776;  // partial tiles in rows and in K
+  using S = tcg::TmaSwizzle;
+  const std::vector<Case> cases = {
+      {"step 01 3-D core-matrix box, interior", core_matrix_map(M, K, 128), {0, 0, 8}},
+      {"step 01 3-D core-matrix box, rows and K past the edge", core_matrix_map(M, K, 128), {0, 128, 96}},
+      {"128B swizzle, interior", swizzled_map(M, K, 128, S::k128B), {64, 0, 0}},
+      {"128B swizzle, rows and K past the edge", swizzled_map(M, K, 128, S::k128B), {768, 128, 0}},
+      {"128B swizzle, 256-row box (step 04's B)", swizzled_map(300, K, 256, S::k128B), {704, 256, 0}},
+      {"128B swizzle, negative coordinates", swizzled_map(M, K, 128, S::k128B), {-24, -5, 0}},
+      {"64B swizzle, edge", swizzled_map(M, K, 64, S::k64B), {768, 160, 0}},
+      {"32B swizzle, edge", swizzled_map(M, K, 64, S::k32B), {768, 160, 0}},
+      {"no swizzle, 16-byte box, edge", plain_map(M, K, 128), {768, 128, 0}},
+  };
+
+  // Distinct BF16 bit patterns (never 0, so zero fill is visible), 16 extra rows of slack.
+  std::vector<uint16_t> host(size_t(300 + 16) * K);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = uint16_t(0x3C00 + (i * 2654435761u >> 7) % 0x3000);
+  uint16_t* dev_matrix = nullptr;
+  uint8_t* dev_out = nullptr;
+  CUDA_CHECK(cudaMalloc(&dev_matrix, host.size() * 2));
+  CUDA_CHECK(cudaMalloc(&dev_out, gpu::BOX_AREA));
+  CUDA_CHECK(cudaMemcpy(dev_matrix, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
+
+  int failed = 0;
+  for (const Case& c : cases) {
+    const uint32_t bytes = c.map.box_bytes();
+    std::vector<uint8_t> gpu(bytes), emu(bytes, 0xEE);
+    tcg::TiledMap g = c.map, e = c.map;
+    g.base = dev_matrix;
+    e.base = host.data();
+    CUDA_CHECK(cudaMemset(dev_out, 0xEE, bytes));
+    gpu::probe(g, c.coords, dev_out);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(gpu.data(), dev_out, bytes, cudaMemcpyDeviceToHost));
+    sim::probe(e, c.coords, emu.data());
+    size_t first = bytes, diff = 0, zeros = 0;
+    for (size_t i = 0; i < bytes; ++i) {
+      if (gpu[i] != emu[i]) {
+        if (first == bytes) first = i;
+        ++diff;
+      }
+      zeros += gpu[i] == 0;
+    }
+    if (diff == 0) {
+      std::printf("ok    %-55s %6u bytes identical (%zu zero bytes = out-of-bounds fill)\n", c.name.c_str(), bytes, zeros);
+    } else {
+      ++failed;
+      std::printf("FAIL  %-55s %zu of %u bytes differ; first at byte %zu: GPU 0x%02x, emulator 0x%02x\n", c.name.c_str(),
+                  diff, bytes, first, gpu[first], emu[first]);
+    }
+  }
+  CUDA_CHECK(cudaFree(dev_matrix));
+  CUDA_CHECK(cudaFree(dev_out));
+  std::printf("tma_check: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
+  return failed ? 1 : 0;
+}
+#endif

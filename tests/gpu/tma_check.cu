@@ -163,7 +163,7 @@ int main() {
       zeros += gpu[i] == 0;
     }
     if (diff == 0) {
-      std::printf("ok    %-55s %6u bytes identical (%zu zero bytes = out-of-bounds fill)\n", c.name.c_str(), bytes, zeros);
+      std::printf("ok    %-55s %6u bytes identical (%zu zero bytes: out-of-bounds fill, or data)\n", c.name.c_str(), bytes, zeros);
     } else {
       ++failed;
       std::printf("FAIL  %-55s %zu of %u bytes differ; first at byte %zu: GPU 0x%02x, emulator 0x%02x\n", c.name.c_str(),

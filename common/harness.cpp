@@ -312,22 +312,11 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
 // BF16 and inputs
 // ---------------------------------------------------------------------------------------------
 
-uint16_t float_to_bf16_bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);  // NaN
-  // Round to nearest, ties to even: add 0x7FFF plus the lowest kept bit, then truncate. A carry
-  // out of the mantissa correctly bumps the exponent (up to Inf for values near FLT_MAX).
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
+// The conversions of cuda_bf16.h, the ones the kernels use (its host implementation also serves
+// the emulator build), so the expected BF16 bits are rounded exactly as the kernels round.
+uint16_t float_to_bf16_bits(float x) { return bf16_bits(__float2bfloat16_rn(x)); }
 
-float bf16_bits_to_float(uint16_t bits) {
-  const uint32_t u = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+float bf16_bits_to_float(uint16_t bits) { return __bfloat162float(bf16_from_bits(bits)); }
 
 // __nv_bfloat16 keeps its bits private; __nv_bfloat16_raw is the public way in and out.
 uint16_t bf16_bits(__nv_bfloat16 x) { return static_cast<__nv_bfloat16_raw>(x).x; }

@@ -115,13 +115,9 @@ struct LdBatch {
   bool done = false;
 };
 
-// An asynchronous operation: performed later by the scheduler.
-struct AsyncOp {
-  Fiber* issuer;
-  SrcLoc at;
-  std::string what;
-  std::function<void()> run;
-};
+// An asynchronous operation (a copy, an MMA, a commit, a TMEM load): performed later, when the
+// scheduler picks it.
+using AsyncOp = std::function<void()>;
 
 enum class FState { kRunnable, kBlocked, kDone };
 
@@ -199,7 +195,7 @@ struct Scheduler {
   std::string error;
   std::vector<std::unique_ptr<Cta>> ctas;
   std::vector<std::unique_ptr<Fiber>> fibers;
-  std::vector<AsyncOp> tma_ops;
+  std::vector<AsyncOp> async_ops;  // TMA and bulk copies, tcgen05.ld reads: complete in any order
   std::vector<Fiber*> runnable;  // fibers that may run now (order irrelevant: picks are random)
   std::vector<Fiber*> tc_busy;   // fibers with queued tcgen05 operations
   size_t done = 0;               // fibers that have exited
@@ -217,8 +213,6 @@ std::vector<void*> g_stack_pool;
   if (s.cur) {
     s.failed = true;
     s.error = msg;
-    Fiber* f = s.cur;
-    (void)f;
     _longjmp(s.main_jb, 1);  // never resumed
   }
   throw SimError(msg);
@@ -517,6 +511,16 @@ struct SimMap {
 };
 static_assert(sizeof(SimMap) <= sizeof(CUtensorMap), "emulated tensor map must fit a CUtensorMap");
 
+// A copy (TMA or bulk) has written its bytes: count them and complete_tx on its mbarrier.
+void copy_landed(Cta& cta, uint32_t bar, uint32_t bytes, const std::string& by, Clock::time_point t0) {
+  g_stats.tma_copies++;
+  g_stats.tma_bytes += bytes;
+  Mbar& b = cta.mbars.find(bar & 0xFFFFFFu)->second;
+  mbar_add_tx(b, bar, -int64_t(bytes), by);
+  mbar_check_phase(b, bar, by);
+  g_stats.copy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 void run_tma(Cta& cta, const SimMap& m, uint32_t dst, std::array<int32_t, 3> c, uint32_t bar, const std::string& by) {
   const auto t0 = Clock::now();
   const uint32_t eb = m.elem_bytes;
@@ -546,14 +550,7 @@ void run_tma(Cta& cta, const SimMap& m, uint32_t dst, std::array<int32_t, 3> c, 
         memcpy(cta.smem + (a & 0xFFFFFFu) - kSmemBase, row.data() + ch, 16);
       }
     }
-  const uint32_t bytes = row_bytes * n1 * n2;
-  g_stats.tma_copies++;
-  g_stats.tma_bytes += bytes;
-  auto it = cta.mbars.find(bar & 0xFFFFFFu);
-  Mbar& b = it->second;
-  mbar_add_tx(b, bar, -int64_t(bytes), by);
-  mbar_check_phase(b, bar, by);
-  g_stats.copy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  copy_landed(cta, bar, row_bytes * n1 * n2, by, t0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -835,20 +832,20 @@ void run_cluster(Scheduler& s) {
     if (s.failed) throw SimError(s.error);
     // Asynchronous operations that may complete now: any TMA copy, and the oldest tcgen05
     // operation of each thread that has some.
-    const size_t n_async = s.tma_ops.size() + s.tc_busy.size();
+    const size_t n_async = s.async_ops.size() + s.tc_busy.size();
     if (s.runnable.empty() && n_async == 0) {
       if (s.done == s.fibers.size()) return;
       throw SimError(deadlock_report(s));
     }
     if (n_async > 0 && (s.runnable.empty() || s.rng.uniform() < s.p_async)) {
       const size_t pick = s.rng.below(n_async);
-      if (pick < s.tma_ops.size()) {
-        AsyncOp op = std::move(s.tma_ops[pick]);
-        s.tma_ops[pick] = std::move(s.tma_ops.back());
-        s.tma_ops.pop_back();
-        op.run();
+      if (pick < s.async_ops.size()) {
+        AsyncOp op = std::move(s.async_ops[pick]);
+        s.async_ops[pick] = std::move(s.async_ops.back());
+        s.async_ops.pop_back();
+        op();
       } else {
-        const size_t i = pick - s.tma_ops.size();
+        const size_t i = pick - s.async_ops.size();
         Fiber& f = *s.tc_busy[i];
         AsyncOp op = std::move(f.tc_ops.front());
         f.tc_ops.pop_front();
@@ -857,7 +854,7 @@ void run_cluster(Scheduler& s) {
           s.tc_busy[i] = s.tc_busy.back();
           s.tc_busy.pop_back();
         }
-        op.run();
+        op();
       }
       g_heartbeat.fetch_add(1, std::memory_order_relaxed);
       continue;
@@ -952,7 +949,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
         for (auto& f : s.fibers) g_stack_pool.push_back(f->stack);
         s.fibers.clear();
         s.ctas.clear();
-        s.tma_ops.clear();
+        s.async_ops.clear();
         s.runnable.clear();
         s.tc_busy.clear();
         s.done = 0;
@@ -1155,7 +1152,7 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   for (int i = 0; i < rank; ++i) c[size_t(i)] = coords[i];
   const std::string by = "the TMA copy issued by " + who(f) + " at " + loc(at);
   Cta* cp = &cta;
-  g_sched->tma_ops.push_back(AsyncOp{&f, at, "cp.async.bulk.tensor", [cp, m, dst, c, bar, by] { run_tma(*cp, m, dst, c, bar, by); }});
+  g_sched->async_ops.push_back([cp, m, dst, c, bar, by] { run_tma(*cp, m, dst, c, bar, by); });
 }
 
 void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcLoc at) {
@@ -1172,17 +1169,11 @@ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcL
   mbar_at(cta, bar, "cp.async.bulk completion mbarrier");
   const std::string by = "the bulk copy issued by " + who(f) + " at " + loc(at);
   Cta* cp = &cta;
-  g_sched->tma_ops.push_back(AsyncOp{&f, at, "cp.async.bulk", [cp, dst, src, bytes, bar, by] {
-                                       const auto t0 = Clock::now();
-                                       memcpy(cp->smem + (dst & 0xFFFFFFu) - kSmemBase, src, bytes);
-                                       g_stats.tma_copies++;
-                                       g_stats.tma_bytes += bytes;
-                                       Mbar& b = cp->mbars.find(bar & 0xFFFFFFu)->second;
-                                       mbar_add_tx(b, bar, -int64_t(bytes), by);
-                                       mbar_check_phase(b, bar, by);
-                                       g_stats.copy_seconds +=
-                                           std::chrono::duration<double>(Clock::now() - t0).count();
-                                     }});
+  g_sched->async_ops.push_back([cp, dst, src, bytes, bar, by] {
+    const auto t0 = Clock::now();
+    memcpy(cp->smem + (dst & 0xFFFFFFu) - kSmemBase, src, bytes);
+    copy_landed(*cp, bar, bytes, by, t0);
+  });
 }
 
 // ---- tcgen05
@@ -1281,7 +1272,7 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
     fail_here("bad TMEM address", "an M = 64 MMA's D address must name lane 0 or 16, found " + std::to_string(lane0));
   tmem_check_range(cta, j.id.m == 128 ? 0 : lane0, j.id.m == 128 ? 128 : 128 - lane0, col0, j.id.n, "tcgen05.mma D");
   Cta* cp = &cta;
-  push_tc_op(f, AsyncOp{&f, at, "tcgen05.mma", [cp, j] { run_mma(*cp, j); }});
+  push_tc_op(f, [cp, j] { run_mma(*cp, j); });
 }
 
 void tcgen05_commit(uint32_t bar, SrcLoc at) {
@@ -1292,10 +1283,10 @@ void tcgen05_commit(uint32_t bar, SrcLoc at) {
   mbar_at(cta, bar, "tcgen05.commit");
   const std::string by = "the tcgen05.commit issued by " + who(f) + " at " + loc(at);
   Cta* cp = &cta;
-  push_tc_op(f, AsyncOp{&f, at, "tcgen05.commit", [cp, bar, by] {
-                               Mbar& b = cp->mbars.find(bar & 0xFFFFFFu)->second;
-                               mbar_do_arrive(b, bar, 1, by);
-                             }});
+  push_tc_op(f, [cp, bar, by] {
+    Mbar& b = cp->mbars.find(bar & 0xFFFFFFu)->second;
+    mbar_do_arrive(b, bar, 1, by);
+  });
 }
 
 // Reads a tcgen05.ld's TMEM cells into the destination registers (once).
@@ -1367,7 +1358,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     }
     // The read happens asynchronously: when the scheduler picks this operation, or at the latest
     // at tcgen05.wait::ld. A kernel that loads before the MMAs finished reads stale TMEM.
-    g_sched->tma_ops.push_back(AsyncOp{a0->fiber, batch->at, "tcgen05.ld", [batch] { run_ld(*batch); }});
+    g_sched->async_ops.push_back([batch] { run_ld(*batch); });
   }, /*full_warp=*/true);
 }
 

@@ -28,7 +28,9 @@ STEP_SRCS := $(sort $(wildcard steps/step[0-9][0-9]_*.cu))
 step_name  = $(firstword $(subst _, ,$(notdir $(1))))
 STEPS     := $(foreach s,$(STEP_SRCS),$(call step_name,$(s)))
 
-COMMON_OBJS := $(BUILD)/common/harness.o $(BUILD)/common/tensor_map.o $(BUILD)/sim/sim.o
+# Every .cpp of common/ (harness, tensor maps) and common/sim/ (the emulator), one object each.
+COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard common/*.cpp))) \
+               $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
 .PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps gpu-check
 all: $(STEPS)

@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 OUT=build/break_it
 mkdir -p "$OUT"
-make -s build/common/harness.o build/common/tensor_map.o build/sim/sim.o || exit 1
+read -r -a COMMON_OBJS <<<"$(make -s --no-print-directory common-objs)" || exit 1
+[ ${#COMMON_OBJS[@]} -gt 0 ] || { echo "break_it.sh: make common-objs printed nothing"; exit 1; }
 SHAPE=(--m 256 --n 256 --k 1024 --inputs integer)
 filter=${1:-}
 passed=0 failed=0
@@ -42,7 +43,7 @@ EOF
     echo "FAIL  $name: could not apply the change"; failed=$((failed + 1)); return
   fi
   if ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
-      build/common/harness.o build/common/tensor_map.o build/sim/sim.o \
+      "${COMMON_OBJS[@]}" \
       -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -o "$bin" 2>"$OUT/$name.log"; then
     echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
   fi

@@ -167,9 +167,14 @@ TCG_HD constexpr Idesc decode_idesc(uint32_t i) {
 }
 
 // Valid kind::f16 shapes for cta_group::1, PTX ISA §9.7.16.2.1 Table 39: M in {64, 128},
-// N a multiple of 8 in [8, 256]. (cta_group::2: M in {128, 256}, N multiple of 16 in [16, 256].)
+// N a multiple of 8 in [8, 256].
 TCG_HD constexpr bool is_valid_f16_shape_cta1(uint32_t M, uint32_t N) {
   return (M == 64 || M == 128) && N % 8 == 0 && N >= 8 && N <= 256;
+}
+// cta_group::2 (an MMA over a CTA pair): M in {128, 256} across the pair, N a multiple of 16 in
+// [16, 256] (Table 39).
+TCG_HD constexpr bool is_valid_f16_shape_cta2(uint32_t M, uint32_t N) {
+  return (M == 128 || M == 256) && N % 16 == 0 && N >= 16 && N <= 256;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -94,6 +94,113 @@ TCG_DEV bool elect_one_sync(TCG_LOC0) {
 #endif
 }
 
+// ============================================================== clusters (2-SM steps)
+// A cluster is a group of CTAs launched together on neighbouring SMs; each CTA can address the
+// others' shared memory through the shared::cluster window (§9.7.9.23, §10.1.11).
+
+// %cluster_ctarank: this CTA's rank in its cluster, 0 .. %cluster_nctarank-1 (§10.15, §10.16).
+TCG_DEV uint32_t cluster_ctarank(TCG_LOC0) {
+#if defined(TCG_SIM)
+  return ::tcsim::cluster_ctarank(TCG_AT);
+#else
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+#endif
+}
+
+// %cluster_nctarank: the number of CTAs in the cluster (§10.16).
+TCG_DEV uint32_t cluster_nctarank(TCG_LOC0) {
+#if defined(TCG_SIM)
+  return ::tcsim::cluster_nctarank(TCG_AT);
+#else
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+  return r;
+#endif
+}
+
+// %clusterid.x: the cluster's index in the grid along x (§10.12).
+TCG_DEV uint32_t cluster_id_x(TCG_LOC0) {
+#if defined(TCG_SIM)
+  return ::tcsim::cluster_id_x(TCG_AT);
+#else
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+#endif
+}
+
+// barrier.cluster.arrive.release / .relaxed (§9.7.13.3): this thread has arrived at the cluster
+// barrier; .release orders its earlier memory operations before the others' matching wait,
+// .relaxed does not (pair it with an explicit fence where ordering is needed). Warp-collective.
+TCG_DEV void cluster_arrive_release(TCG_LOC0) {
+#if defined(TCG_SIM)
+  ::tcsim::cluster_arrive(/*release=*/true, TCG_AT);
+#else
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+TCG_DEV void cluster_arrive_relaxed(TCG_LOC0) {
+#if defined(TCG_SIM)
+  ::tcsim::cluster_arrive(/*release=*/false, TCG_AT);
+#else
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+
+// barrier.cluster.wait.acquire (§9.7.13.3): block until every non-exited thread of the cluster
+// has arrived; acquire pairs with the arrivals' release. Each wait follows this thread's arrive.
+TCG_DEV void cluster_wait(TCG_LOC0) {
+#if defined(TCG_SIM)
+  ::tcsim::cluster_wait(TCG_AT);
+#else
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+
+// Arrive + wait: every thread of the cluster has reached this point.
+TCG_DEV void cluster_sync(TCG_LOC0) {
+#if defined(TCG_SIM)
+  ::tcsim::cluster_arrive(true, TCG_AT);
+  ::tcsim::cluster_wait(TCG_AT);
+#else
+  cluster_arrive_release();
+  cluster_wait();
+#endif
+}
+
+// mapa.shared::cluster.u32 (§9.7.9.23): the shared::cluster address of the variable at the same
+// offset as shared address `addr` in the shared memory of CTA `rank` of this cluster.
+TCG_DEV uint32_t mapa_shared_cluster(uint32_t addr, uint32_t rank TCG_LOC) {
+#if defined(TCG_SIM)
+  return ::tcsim::mapa(addr, rank, TCG_AT);
+#else
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+#endif
+}
+
+// ld/st.shared::cluster.u32 (§9.7.9.8, §9.7.9.10): a 32-bit load or store at a shared::cluster
+// address, i.e. possibly in another CTA's shared memory (distributed shared memory).
+TCG_DEV uint32_t ld_shared_cluster_u32(uint32_t addr TCG_LOC) {
+#if defined(TCG_SIM)
+  return ::tcsim::ld_shared_cluster(addr, TCG_AT);
+#else
+  uint32_t v;
+  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+#endif
+}
+TCG_DEV void st_shared_cluster_u32(uint32_t addr, uint32_t v TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::st_shared_cluster(addr, v, TCG_AT);
+#else
+  asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+#endif
+}
+
 // ============================================================== mbarrier (§9.7.13.15)
 
 // mbarrier.init: phase 0, `count` expected arrivals, tx-count 0 (§9.7.13.15.9).
@@ -110,7 +217,7 @@ TCG_DEV void mbarrier_init(uint32_t bar, uint32_t count TCG_LOC) {
 // (§9.7.13.4, membar/fence).
 TCG_DEV void fence_mbarrier_init(TCG_LOC0) {
 #if defined(TCG_SIM)
-  ::tcsim::fence(TCG_AT);
+  ::tcsim::fence_mbarrier_init(TCG_AT);
 #else
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
@@ -125,6 +232,16 @@ TCG_DEV void mbarrier_arrive(uint32_t bar TCG_LOC) {
 #endif
 }
 
+// mbarrier.arrive.release.cluster.shared::cluster (§9.7.13.15.13): one arrival on the mbarrier at
+// shared::cluster address `bar` (from mapa_shared_cluster), which may be in another CTA.
+TCG_DEV void mbarrier_arrive_cluster(uint32_t bar TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::mbar_arrive_cluster(bar, TCG_AT);
+#else
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar) : "memory");
+#endif
+}
+
 // mbarrier.arrive.expect_tx: raise the tx-count by `bytes`, then arrive once (§9.7.13.15.12,
 // §9.7.13.15.13). The phase can only complete once the TMA copies tracked by this barrier have
 // delivered those bytes.
@@ -133,6 +250,17 @@ TCG_DEV void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes TCG_LOC) {
   ::tcsim::mbar_arrive_expect_tx(bar, bytes, TCG_AT);
 #else
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+
+// The same on a shared::cluster address (§9.7.13.15.12): expect_tx then arrive on an mbarrier
+// that may be in another CTA of the cluster.
+TCG_DEV void mbarrier_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::mbar_arrive_expect_tx_cluster(bar, bytes, TCG_AT);
+#else
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
 #endif
 }
 
@@ -164,7 +292,7 @@ TCG_DEV void mbarrier_wait_parity(uint32_t bar, uint32_t parity TCG_LOC) {
 TCG_DEV void tma_load_2d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar TCG_LOC) {
 #if defined(TCG_SIM)
   const int32_t c[2] = {c0, c1};
-  ::tcsim::tma_load(dst, map, 2, c, bar, TCG_AT);
+  ::tcsim::tma_load(dst, map, 2, c, bar, ::tcsim::TmaMode{}, TCG_AT);
 #else
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -178,12 +306,45 @@ TCG_DEV void tma_load_3d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32
                          uint32_t bar TCG_LOC) {
 #if defined(TCG_SIM)
   const int32_t c[3] = {c0, c1, c2};
-  ::tcsim::tma_load(dst, map, 3, c, bar, TCG_AT);
+  ::tcsim::tma_load(dst, map, 3, c, bar, ::tcsim::TmaMode{}, TCG_AT);
 #else
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
       "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+#endif
+}
+
+// The same with .multicast::cluster (§9.7.9.25.5.2): the box is written at offset `dst` in the
+// shared memory of every CTA whose bit is set in `cta_mask` (bit i = cluster rank i), and each of
+// those CTAs' mbarrier at offset `bar` receives complete_tx of the box bytes.
+TCG_DEV void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar,
+                                   uint16_t cta_mask TCG_LOC) {
+#if defined(TCG_SIM)
+  const int32_t c[2] = {c0, c1};
+  ::tcsim::tma_load(dst, map, 2, c, bar, ::tcsim::TmaMode{1, true, cta_mask}, TCG_AT);
+#else
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
+      : "memory");
+#endif
+}
+
+// The .cta_group::2 form (§9.7.9.25.5.2): `bar` may name the mbarrier of the destination CTA's
+// pair peer instead of its own, so both CTAs of a pair can signal one barrier in the leader
+// (even) CTA: pass the leader's barrier, mapa_shared_cluster(bar, rank & ~1).
+TCG_DEV void tma_load_2d_2sm(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar TCG_LOC) {
+#if defined(TCG_SIM)
+  const int32_t c[2] = {c0, c1};
+  ::tcsim::tma_load(dst, map, 2, c, bar, ::tcsim::TmaMode{2, false, 0}, TCG_AT);
+#else
+  asm volatile(
+      "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 #endif
 }
@@ -207,7 +368,7 @@ TCG_DEV void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t b
 // write the base address to shared memory at `dst` (§9.7.16.7.1). Warp-collective.
 TCG_DEV void tmem_alloc(uint32_t dst, uint32_t ncols TCG_LOC) {
 #if defined(TCG_SIM)
-  ::tcsim::tmem_alloc(dst, ncols, TCG_AT);
+  ::tcsim::tmem_alloc(dst, ncols, 1, TCG_AT);
 #else
   asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(dst), "r"(ncols)
                : "memory");
@@ -218,7 +379,7 @@ TCG_DEV void tmem_alloc(uint32_t dst, uint32_t ncols TCG_LOC) {
 // (§9.7.16.7.1).
 TCG_DEV void tmem_dealloc(uint32_t taddr, uint32_t ncols TCG_LOC) {
 #if defined(TCG_SIM)
-  ::tcsim::tmem_dealloc(taddr, ncols, TCG_AT);
+  ::tcsim::tmem_dealloc(taddr, ncols, 1, TCG_AT);
 #else
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
 #endif
@@ -228,7 +389,7 @@ TCG_DEV void tmem_dealloc(uint32_t taddr, uint32_t ncols TCG_LOC) {
 // on the same SM may proceed. Warp-collective.
 TCG_DEV void tmem_relinquish_alloc_permit(TCG_LOC0) {
 #if defined(TCG_SIM)
-  ::tcsim::tmem_relinquish(TCG_AT);
+  ::tcsim::tmem_relinquish(1, TCG_AT);
 #else
   asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
 #endif
@@ -240,7 +401,7 @@ TCG_DEV void tmem_relinquish_alloc_permit(TCG_LOC0) {
 TCG_DEV void mma_bf16_ss(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
                          bool accumulate TCG_LOC) {
 #if defined(TCG_SIM)
-  ::tcsim::mma_f16(d_tmem, a_desc, b_desc, idesc, accumulate, TCG_AT);
+  ::tcsim::mma_f16(d_tmem, a_desc, b_desc, idesc, accumulate, 1, TCG_AT);
 #else
   asm volatile(
       "{\n\t.reg .pred p;\n\t"
@@ -255,10 +416,100 @@ TCG_DEV void mma_bf16_ss(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint
 // arrive once on `bar` (§9.7.16.12.1). Implies tcgen05.fence::before_thread_sync.
 TCG_DEV void mma_commit(uint32_t bar TCG_LOC) {
 #if defined(TCG_SIM)
-  ::tcsim::tcgen05_commit(bar, TCG_AT);
+  ::tcsim::tcgen05_commit(bar, 1, false, 0, TCG_AT);
 #else
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(bar)
                : "memory");
+#endif
+}
+
+// tcgen05.commit ... .multicast::cluster (§9.7.16.12.1): like mma_commit, but the arrival goes to
+// the mbarrier at offset `bar` in every CTA whose bit is set in `cta_mask`.
+TCG_DEV void mma_commit_multicast(uint32_t bar, uint16_t cta_mask TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tcgen05_commit(bar, 1, true, cta_mask, TCG_AT);
+#else
+  asm volatile(
+      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(bar),
+      "h"(cta_mask)
+      : "memory");
+#endif
+}
+
+// ---------------------------------------------------------------- 2-SM (cta_group::2) forms
+// A CTA pair is two CTAs of a cluster whose ranks differ only in bit 0 (§9.7.16.5.1). With
+// .cta_group::2 one tcgen05 instruction acts on both CTAs of the pair. Every tcgen05 instruction
+// of a kernel must use the same .cta_group (§9.7.16.5).
+
+// tcgen05.alloc.cta_group::2: one warp of EACH CTA of the pair executes it (same warp id, same
+// `dst` offset); the same `ncols` columns are allocated in both CTAs' TMEM and the address is
+// written to `dst` in both (§9.7.16.7.1).
+TCG_DEV void tmem_alloc_2sm(uint32_t dst, uint32_t ncols TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tmem_alloc(dst, ncols, 2, TCG_AT);
+#else
+  asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(dst), "r"(ncols)
+               : "memory");
+#endif
+}
+
+// tcgen05.dealloc.cta_group::2: frees the pair's allocation; one warp of each CTA (§9.7.16.7.1).
+TCG_DEV void tmem_dealloc_2sm(uint32_t taddr, uint32_t ncols TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tmem_dealloc(taddr, ncols, 2, TCG_AT);
+#else
+  asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
+#endif
+}
+
+// tcgen05.relinquish_alloc_permit.cta_group::2 (§9.7.16.7.1).
+TCG_DEV void tmem_relinquish_alloc_permit_2sm(TCG_LOC0) {
+#if defined(TCG_SIM)
+  ::tcsim::tmem_relinquish(2, TCG_AT);
+#else
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;" ::: "memory");
+#endif
+}
+
+// tcgen05.mma.cta_group::2.kind::f16 (§9.7.16.10.9): one MMA over the pair, issued by one thread
+// of the even CTA. M = 256: each CTA supplies 128 rows of A from its own shared memory and N/2
+// rows of B, at the descriptors' offsets in each CTA (so both CTAs lay out shared memory
+// identically); each CTA's TMEM receives its own 128 rows of D, all N columns.
+TCG_DEV void mma_bf16_ss_2sm(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                             bool accumulate TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::mma_f16(d_tmem, a_desc, b_desc, idesc, accumulate, 2, TCG_AT);
+#else
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "setp.ne.b32 p, %4, 0;\n\t"
+      "tcgen05.mma.cta_group::2.kind::f16 [%0], %1, %2, %3, p;\n\t}" ::"r"(d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate))
+      : "memory");
+#endif
+}
+
+// tcgen05.commit.cta_group::2 (§9.7.16.12.1): once the pair MMAs this thread issued so far have
+// completed, arrive once on the mbarrier at shared::cluster address `bar`.
+TCG_DEV void mma_commit_2sm(uint32_t bar TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tcgen05_commit(bar, 2, false, 0, TCG_AT);
+#else
+  asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(bar)
+               : "memory");
+#endif
+}
+
+// ... with .multicast::cluster: arrive on the mbarrier at offset `bar` in every CTA of `cta_mask`
+// (both CTAs of the pair: 0b11 << (rank & ~1)).
+TCG_DEV void mma_commit_2sm_multicast(uint32_t bar, uint16_t cta_mask TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tcgen05_commit(bar, 2, true, cta_mask, TCG_AT);
+#else
+  asm volatile(
+      "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" ::"r"(bar),
+      "h"(cta_mask)
+      : "memory");
 #endif
 }
 

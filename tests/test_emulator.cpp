@@ -748,7 +748,9 @@ TEST_CASE("emulator: bytes beyond expect_tx that land after the phase completed 
     t.order = 2;
     t.expect = 2048;  // two 2048-byte boxes are loaded
     last = run_tma_case(box, t);
-    detected += contains(last, "tx-count");
+    // Either the extra bytes land before the CTA exits (tx-count underflow), or the CTA exits
+    // with the second copy still in flight; both are reported.
+    detected += contains(last, "tx-count") || contains(last, "exited with asynchronous work in flight");
   }
   INFO("last message: " << last);
   CHECK(detected == 8);

@@ -43,26 +43,47 @@ void syncthreads(SrcLoc at);
 void syncwarp(SrcLoc at);
 void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at);
 bool elect_sync(SrcLoc at);
-void fence(SrcLoc at);  // fence.mbarrier_init, fence.proxy.async: accepted (memory is sequentially consistent)
+void fence(SrcLoc at);  // kept for fence.proxy.async (accepted; memory is sequentially consistent)
+void fence_mbarrier_init(SrcLoc at);  // fence.mbarrier_init.release.cluster: publishes this thread's inits  // fence.mbarrier_init, fence.proxy.async: accepted (memory is sequentially consistent)
 void tcgen05_fence_before(SrcLoc at);  // tcgen05.fence::before_thread_sync: checked ordering
 void tcgen05_fence_after(SrcLoc at);   // tcgen05.fence::after_thread_sync: checked ordering
+
+// ---- clusters
+uint32_t cluster_ctarank(SrcLoc at);
+uint32_t cluster_nctarank(SrcLoc at);
+uint32_t cluster_id_x(SrcLoc at);
+void cluster_arrive(bool release, SrcLoc at);
+void cluster_wait(SrcLoc at);
+uint32_t mapa(uint32_t addr, uint32_t rank, SrcLoc at);
+uint32_t ld_shared_cluster(uint32_t addr, SrcLoc at);
+void st_shared_cluster(uint32_t addr, uint32_t v, SrcLoc at);
 
 // ---- mbarrier
 void mbar_init(uint32_t bar, uint32_t count, SrcLoc at);
 void mbar_arrive(uint32_t bar, SrcLoc at);
+void mbar_arrive_cluster(uint32_t bar, SrcLoc at);  // remote (shared::cluster) arrive
+void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at);
 void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at);
 void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at);
 
 // ---- TMA
-void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coords, uint32_t bar, SrcLoc at);
+struct TmaMode {
+  int cta_group = 1;       // 2: the mbarrier may be in the destination CTA's pair peer
+  bool multicast = false;  // .multicast::cluster with cta_mask
+  uint16_t cta_mask = 0;
+};
+void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coords, uint32_t bar, TmaMode mode,
+              SrcLoc at);
 void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcLoc at);
 
 // ---- tcgen05
-void tmem_alloc(uint32_t dst, uint32_t ncols, SrcLoc at);
-void tmem_dealloc(uint32_t taddr, uint32_t ncols, SrcLoc at);
-void tmem_relinquish(SrcLoc at);
-void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool accumulate, SrcLoc at);
-void tcgen05_commit(uint32_t bar, SrcLoc at);
+// cta_group: 1 or 2 (the .cta_group qualifier)
+void tmem_alloc(uint32_t dst, uint32_t ncols, int cta_group, SrcLoc at);
+void tmem_dealloc(uint32_t taddr, uint32_t ncols, int cta_group, SrcLoc at);
+void tmem_relinquish(int cta_group, SrcLoc at);
+void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool accumulate, int cta_group,
+             SrcLoc at);
+void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_mask, SrcLoc at);
 enum class LdShape { k32x32b, k16x256b };
 void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at);
 void tmem_wait_ld(SrcLoc at);

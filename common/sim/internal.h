@@ -1,0 +1,328 @@
+// internal.h — the emulator's state, shared by the files of common/sim/ (not by kernels or the
+// harness: they see sim.h and sim_api.h).
+//
+// One launch is a Scheduler. It runs the grid one cluster at a time; a Cluster owns its CTAs
+// (Cta: shared memory, mbarriers, TMEM, threads) and the cluster barrier. Every CUDA thread is a
+// Fiber. Asynchronous work (copies, tcgen05 operations, remote arrivals) is an AsyncOp, queued
+// when issued and performed when the seeded scheduler picks it.
+//
+// Files: scheduler.cpp (fibers, wait queues, warp collectives, the run loop, deadlock and
+// livelock reports), launch.cpp (grid, clusters, CTA start and exit checks), memory.cpp (shared
+// and cluster addressing, distributed shared memory), sync.cpp (bar.sync, __syncwarp, elect,
+// fences, the cluster barrier), mbarrier.cpp, copies.cpp (TMA, bulk copies, multicast),
+// tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
+// warp_mma.cpp (ldmatrix, mma.sync).
+#pragma once
+#include <setjmp.h>
+#include <ucontext.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../descriptors.h"
+#include "sim.h"
+
+namespace tcsim {
+namespace detail {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kSmemBase = 0x400;          // dynamic smem begins after 1 KiB reserved (as on sm_90+)
+constexpr uint32_t kMaxDynamicSmem = 232448;   // sm_100 per-CTA dynamic shared memory limit
+constexpr uint32_t kRankShift = 24;            // shared::cluster address bits 24+ hold the CTA rank
+constexpr uint32_t kOffsetMask = (1u << kRankShift) - 1;
+constexpr uint32_t kMaxClusterSize = 16;       // non-portable maximum; 8 is the portable one
+constexpr size_t kStackBytes = 256 * 1024;
+constexpr uint32_t kTmemPoison = 0xFFC0DEADu;  // a NaN
+constexpr int kNumNamedBarriers = 16;
+
+extern Options g_options;
+extern Stats g_stats;
+// Incremented whenever the emulation makes progress; the watchdog thread reads it.
+extern std::atomic<uint64_t> g_heartbeat;
+
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+  size_t below(size_t n) { return size_t(next() % n); }
+};
+
+std::string hex(uint64_t v);
+std::string loc(SrcLoc at);
+
+struct Cta;
+struct Fiber;
+struct Cluster;
+// Threads blocked on one object (an mbarrier, a CTA barrier, a warp collective). The object
+// notifies its queue when its state changes, so waking is proportional to the waiters.
+using WaitQueue = std::vector<Fiber*>;
+
+struct Mbar {
+  uint32_t phase = 0;
+  uint32_t expected = 0;
+  int64_t pending = 0;
+  int64_t tx = 0;
+  SrcLoc init_at{};
+  Fiber* init_by = nullptr;
+  // Logical times (Scheduler::clock) at which the initialisation was published: by
+  // fence.mbarrier_init in the initialising thread (to the async proxy and the cluster), and by
+  // a releasing cluster arrive of that thread (to the other CTAs, generic proxy). 0: not yet.
+  uint64_t init_time = 0, fenced_time = 0, cluster_released_time = 0;
+  WaitQueue waiters;
+};
+
+// An asynchronous operation: performed later, when the scheduler picks it. `targets` names the
+// CTAs (bit = cluster rank) whose shared memory, mbarriers or TMEM it touches, so a CTA that exits
+// with work in flight towards it can be reported.
+struct AsyncOp {
+  std::function<void()> run;
+  uint32_t targets = 0;
+  const char* what = "";
+  Fiber* issuer = nullptr;
+  SrcLoc at{};
+};
+
+struct PendingLd {
+  uint32_t* dst;
+  uint32_t lane, col;
+};
+
+// One warp's tcgen05.ld: read from TMEM at a point the scheduler chooses between the issue and
+// the warp's tcgen05.wait::ld (which forces it if it has not happened yet).
+struct LdBatch {
+  Cta* cta;
+  SrcLoc at;
+  std::vector<PendingLd> regs;
+  bool done = false;
+};
+
+enum class FState { kRunnable, kBlocked, kDone };
+
+struct Fiber {
+  ucontext_t ctx{};  // the initial context: fresh stack, entry fiber_entry
+  jmp_buf jb;        // where the fiber resumes once it has run
+  bool started = false;
+  void* stack = nullptr;
+  ThreadVars vars{};
+  int tid = 0, warp = 0, lane = 0;
+  Cta* cta = nullptr;
+  FState state = FState::kBlocked;         // made runnable when the launch starts
+  int run_idx = -1;                        // position in Scheduler::runnable, -1 if not there
+  bool has_tc_ops = false;                 // listed in Scheduler::tc_busy
+  std::function<bool()> ready;             // while blocked: may it continue?
+  std::function<std::string()> waits_on;   // while blocked: what for (deadlock report)
+  SrcLoc at{};                             // source line of the current instruction
+  std::vector<std::shared_ptr<LdBatch>> pending_ld;  // tcgen05.ld not yet waited for
+  // Ordering of tcgen05 operations against thread synchronisation (PTX ISA §9.7.16.6.4):
+  // a thread synchronisation since the last tcgen05.fence::after_thread_sync, and a tcgen05
+  // operation since the last tcgen05.fence::before_thread_sync (or tcgen05.commit).
+  const char* sync_pending_fence = nullptr;
+  SrcLoc sync_at{};
+  const char* tc_pending_fence = nullptr;
+  SrcLoc tc_at{};
+  std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
+  // Logical time of the last completed synchronisation with the CTA (bar.sync, mbarrier wait)
+  // and with the cluster (barrier.cluster.wait).
+  uint64_t cta_sync_time = 0, cluster_sync_time = 0;
+  // barrier.cluster: arrivals made, waits completed (an arrive must be followed by a wait).
+  uint32_t cluster_arrivals = 0, cluster_waits = 0;
+};
+
+// A warp-collective (.sync.aligned) instruction in progress.
+struct Collective {
+  const char* op = nullptr;
+  SrcLoc at{};
+  int arrived = 0;
+  uint64_t generation = 0;
+  std::array<void*, 32> data{};
+  WaitQueue waiters;
+};
+
+struct CtaBarrier {
+  uint32_t arrived = 0;
+  uint32_t expected = 0;
+  uint64_t generation = 0;
+  uint64_t completed_time = 0;  // logical time of the last completion
+  WaitQueue waiters;
+};
+
+struct TmemAlloc {
+  uint32_t col, ncols;
+  int warp;
+  SrcLoc at;
+};
+
+// A pair-collective tcgen05 instruction (cta_group::2 alloc / dealloc / relinquish): one warp of
+// each CTA of the pair executes it; the second warp to arrive performs it for both.
+struct PairCollective {
+  const char* op = nullptr;
+  int warp = -1;
+  uint32_t a = 0, b = 0;  // operands (dst offset / taddr, ncols)
+  SrcLoc at{};
+  uint64_t generation = 0;
+  WaitQueue waiters;
+};
+
+// Who reached into this CTA's shared memory or TMEM from another CTA of the cluster, and when
+// (the accessing thread's count of cluster-barrier arrivals at the time), for the exit check.
+struct RemoteAccess {
+  uint32_t epoch = 0;
+  Fiber* by = nullptr;
+  const char* what = "";
+  SrcLoc at{};
+};
+
+struct Cta {
+  uint3 block_idx{};
+  uint32_t rank = 0;  // %cluster_ctarank
+  Cluster* cluster = nullptr;
+  std::vector<uint8_t> smem_storage;
+  uint8_t* smem = nullptr;
+  uint32_t smem_bytes = 0;
+  std::map<uint32_t, Mbar> mbars;  // keyed by shared::cta offset (address without rank bits)
+  std::vector<uint32_t> tmem;      // 128 lanes x 512 columns
+  std::vector<TmemAlloc> allocs;
+  bool relinquished = false;
+  std::vector<Fiber*> fibers;
+  std::vector<Collective> warps;
+  std::vector<int> warp_exited;
+  int exited = 0;
+  bool finished = false;  // every thread exited
+  CtaBarrier bars[kNumNamedBarriers];
+  PairCollective pair_op;  // cta_group::2 collective in progress (shared by the pair: lives in the even CTA)
+  std::vector<RemoteAccess> remote_accesses;  // latest access per accessing CTA rank
+};
+
+struct Cluster {
+  uint3 id{};  // %clusterid
+  dim3 shape{1, 1, 1};
+  std::vector<Cta*> ctas;  // by rank
+  // barrier.cluster (§9.7.13.3): completed phases, arrivals in the current phase.
+  uint64_t phases = 0;
+  uint32_t arrived = 0;
+  uint32_t threads = 0, exited = 0;
+  uint64_t completed_time = 0;  // logical time of the last completed phase
+  WaitQueue waiters;
+};
+
+struct Scheduler {
+  jmp_buf main_jb;  // where a fiber returns to the scheduler
+  Fiber* cur = nullptr;
+  Rng rng{1};
+  double p_preempt = 0.2, p_async = 0.3;
+  bool failed = false;
+  std::string error;
+  std::unique_ptr<Cluster> cluster;
+  std::vector<std::unique_ptr<Cta>> ctas;
+  std::vector<std::unique_ptr<Fiber>> fibers;
+  std::vector<AsyncOp> async_ops;  // copies, remote arrivals, tcgen05.ld reads: complete in any order
+  std::vector<Fiber*> runnable;    // fibers that may run now (order irrelevant: picks are random)
+  std::vector<Fiber*> tc_busy;     // fibers with queued tcgen05 operations
+  size_t done = 0;                 // fibers that have exited
+  const std::function<void()>* body = nullptr;
+  dim3 grid, block;
+  uint64_t clock = 1;              // logical time: advanced at every synchronisation event
+  // Every tcgen05 instruction of a kernel uses the same .cta_group (0: none seen yet).
+  int cta_group = 0;
+  SrcLoc cta_group_at{};
+  const char* cta_group_op = nullptr;
+};
+
+extern Scheduler* g_sched;
+
+// ---- failure reporting (scheduler.cpp)
+[[noreturn]] void fail(const std::string& msg);
+[[noreturn]] void fail_here(const std::string& kind, const std::string& detail);
+Fiber& me();
+std::string who(const Fiber& f);
+std::string cta_name(const Cta& cta);
+
+// ---- scheduling (scheduler.cpp)
+void yield();
+void tick(SrcLoc at);
+void set_runnable(Fiber* f);
+void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::string()> waits_on);
+void notify(WaitQueue& q);
+void push_async(AsyncOp op);
+void push_tc_op(Fiber& f, AsyncOp op);
+int live_lanes(const Cta& cta, int warp);
+bool same_loc(SrcLoc a, SrcLoc b);
+// Warp collectives (.sync.aligned): all live lanes of the warp execute the same instruction; the
+// last to arrive performs `op` with every lane's data. full_warp: all 32 lanes must be alive.
+void collective(const char* name, void* data, const std::function<void(Collective&)>& op, bool full_warp = false);
+void run_cluster(Scheduler& s);
+void* get_stack();
+void release_stacks(Scheduler& s);  // back to the pool, for the next cluster
+void create_fiber(Scheduler& s, Cta* cta, uint32_t t);
+// Ends the process with a livelock report if no emulated instruction runs for `seconds`
+// (a spin on ordinary memory); stops when the returned handle is destroyed.
+std::shared_ptr<void> start_watchdog(double seconds);
+
+// ---- CTA lifecycle (launch.cpp)
+void cta_finished(Cta& cta);  // the last thread of `cta` exited: exit checks
+
+// ---- shared memory (memory.cpp)
+struct SmemRef {
+  Cta* cta;
+  uint32_t off;  // byte offset into cta->smem
+};
+// A shared::cta operand: the address must name this CTA.
+SmemRef smem_ref(Cta& cta, uint32_t addr, uint32_t bytes, const char* what);
+uint8_t* smem_ptr(Cta& cta, uint32_t addr, uint32_t bytes, const char* what);
+// A shared::cluster operand: the rank bits pick the CTA of the running thread's cluster.
+Cta& cluster_cta(uint32_t addr, const char* what);
+SmemRef smem_ref_cluster(uint32_t addr, uint32_t bytes, const char* what);
+void check_no_mbarrier_in(Cta& cta, uint32_t addr, uint32_t bytes, const char* what);
+// Records that the running thread reached into `target` (another CTA) for the exit check, and
+// fails if `target` has already exited.
+void note_remote_access(Cta& target, const char* what);
+void check_target_alive(Cta& target, const char* what);
+
+// ---- synchronisation (sync.cpp)
+void note_thread_sync(const char* what, SrcLoc at);
+void check_fence_before(const char* what);
+void tcgen05_op(const char* what);
+// Records the .cta_group of a tcgen05 instruction; all of a kernel's must agree.
+void use_cta_group(int cta_group, const char* what);
+// The pair peer of `cta` (rank ^ 1); fails unless the cluster has one.
+Cta& pair_peer(Cta& cta, const char* what);
+void cluster_thread_exited(Fiber& f);
+
+// ---- mbarrier (mbarrier.cpp)
+Mbar& mbar_at(Cta& cta, uint32_t bar, const char* what);
+Mbar& mbar_at_cluster(uint32_t bar, const char* what, Cta** target = nullptr);
+std::string describe_mbar(const Mbar& b);
+void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by);
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by);
+void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by);
+// The async proxy (TMA complete_tx, tcgen05.commit) or another CTA is about to use `b`: its
+// initialisation must have been published to it (fence.mbarrier_init + a synchronisation).
+void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool remote, const char* what);
+// fence.mbarrier_init / releasing cluster arrive of the running thread publish its inits.
+void publish_inits(bool fence, bool cluster_release);
+
+// ---- TMEM (tmem.cpp)
+uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col);
+const TmemAlloc* tmem_find(const Cta& cta, uint32_t col, uint32_t ncols);
+std::string describe_allocs(const Cta& cta);
+void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* what);
+
+// ---- numbers (mma.cpp)
+float f16_bits_to_float(uint16_t h, bool bf16);
+
+}  // namespace detail
+}  // namespace tcsim

@@ -1,0 +1,170 @@
+// launch.cpp — a kernel launch in the emulator: the grid, its clusters, and the checks made when
+// a CTA exits.
+//
+// Models: a grid of CTAs launched in clusters (cudaLaunchKernelEx with a cluster dimension; the
+// grid must be a whole number of clusters, at most 8 CTAs each, the portable limit: CUDA
+// Programming Guide, "Thread Block Clusters"); %cluster_ctarank = x + y*X + z*X*Y inside the
+// cluster, %clusterid = the cluster's index (PTX ISA §10.12-10.16). All CTAs of a cluster run
+// together (they are co-scheduled on hardware); clusters run one after another.
+// When the last thread of a CTA exits, its resources die with it, so the emulator checks that
+// nothing can still reach them: no asynchronous operation in flight towards its shared memory,
+// mbarriers or TMEM; no access from another CTA of the cluster that is not ordered before the
+// CTA's last cluster-barrier wait (CUDA Programming Guide, "Distributed Shared Memory": a CTA
+// must not exit while others may still access its shared memory); no TMEM left allocated
+// (PTX ISA §9.7.16.7.1); no transaction bytes announced and never delivered (§9.7.13.15).
+#include <cstring>
+#include <sstream>
+
+#include "internal.h"
+
+namespace tcsim {
+using namespace detail;
+
+namespace detail {
+
+namespace {
+// The asynchronous operations of this cluster that still target `rank`.
+const AsyncOp* pending_towards(Scheduler& s, uint32_t rank) {
+  const uint32_t bit = 1u << rank;
+  for (const AsyncOp& op : s.async_ops)
+    if (op.targets & bit) return &op;
+  for (Fiber* f : s.tc_busy)
+    for (const AsyncOp& op : f->tc_ops)
+      if (op.targets & bit) return &op;
+  return nullptr;
+}
+}  // namespace
+
+void cta_finished(Cta& cta) {
+  Scheduler& s = *g_sched;
+  cta.finished = true;
+  const std::string name = cta_name(cta);
+  if (const AsyncOp* op = pending_towards(s, cta.rank))
+    fail("tcsim: CTA exited with asynchronous work in flight\n  " + name + " exited while " + op->what +
+         " issued by " + (op->issuer ? who(*op->issuer) : std::string("?")) + " at " + loc(op->at) +
+         " still targets its shared memory, mbarriers or TMEM; a CTA's resources end with it, so wait for that "
+         "operation's completion (its mbarrier) before the CTA exits");
+  // Another CTA's access must be ordered before this CTA's exit: it happened before that CTA's
+  // cluster-barrier arrival number `epoch`+1, so a wait of this CTA that completed phase
+  // `epoch` (i.e. this CTA's waits > epoch) covers it.
+  uint32_t waits = 0;
+  for (const Fiber* f : cta.fibers) waits = std::max(waits, f->cluster_waits);
+  for (const RemoteAccess& ra : cta.remote_accesses) {
+    if (!ra.by || ra.by->cta->finished) continue;  // that CTA is gone: it cannot reach us any more
+    if (ra.epoch >= waits)
+      fail("tcsim: CTA exited while its cluster peer can still reach it\n  " + name + " exited, but " +
+           cta_name(*ra.by->cta) + " is still running and its " + ra.what + " (" + who(*ra.by) + " at " +
+           loc(ra.at) + ") reached into this CTA after the last cluster barrier this CTA waited on (" +
+           std::to_string(waits) + " completed barrier.cluster.wait). A CTA whose shared memory or TMEM other CTAs "
+           "use must not exit before a cluster barrier (arrive + wait in every CTA) that follows their last access");
+  }
+  for (const auto& [addr, b] : cta.mbars)
+    if (b.tx != 0)
+      fail("tcsim: mbarrier tx-count " + std::string(b.tx < 0 ? "underflow" : "left over") + "\n  " + name +
+           " exited with tx-count " + std::to_string(b.tx) + " on the mbarrier at " + hex((cta.rank << kRankShift) | addr) +
+           " (initialised at " + loc(b.init_at) + "): " +
+           (b.tx < 0 ? "TMA copies delivered more bytes than expect_tx announced"
+                     : "expect_tx announced bytes that no TMA copy delivered"));
+  if (!cta.allocs.empty()) {
+    const TmemAlloc& a = cta.allocs.front();
+    fail("tcsim: TMEM leak\n  " + name + " exited with TMEM still allocated: " + describe_allocs(cta) +
+         " (the first by warp " + std::to_string(a.warp) + " at " + loc(a.at) +
+         "). Every tcgen05.alloc needs a tcgen05.dealloc before the CTA exits.");
+  }
+}
+
+}  // namespace detail
+
+// =============================================================================================
+// Public API
+void set_options(const Options& o) { g_options = o; }
+const Options& options() { return g_options; }
+const Stats& last_stats() { return g_stats; }
+
+const ThreadVars& current() { return me().vars; }
+
+void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std::function<void()>& body) {
+  if (smem_bytes > kMaxDynamicSmem)
+    throw SimError("tcsim: launch asks for " + std::to_string(smem_bytes) +
+                   " bytes of dynamic shared memory; sm_100 allows at most " + std::to_string(kMaxDynamicSmem));
+  const uint32_t nthreads = block.x * block.y * block.z;
+  if (nthreads == 0 || nthreads > 1024) throw SimError("tcsim: block of " + std::to_string(nthreads) + " threads");
+  if (block.y != 1 || block.z != 1) throw SimError("tcsim: only 1-D thread blocks are modelled");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+    throw SimError("tcsim: invalid grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+                   std::to_string(grid.z) + "): x must be in 1..2^31-1, y and z in 1..65535 (as on the GPU)");
+  const uint32_t cluster_size = cluster.x * cluster.y * cluster.z;
+  if (cluster_size == 0 || cluster_size > 8)
+    throw SimError("tcsim: cluster (" + std::to_string(cluster.x) + ", " + std::to_string(cluster.y) + ", " +
+                   std::to_string(cluster.z) + ") has " + std::to_string(cluster_size) +
+                   " CTAs; a portable cluster has 1 to 8");
+  if (grid.x % cluster.x || grid.y % cluster.y || grid.z % cluster.z)
+    throw SimError("tcsim: grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+                   std::to_string(grid.z) + ") is not a whole number of clusters (" + std::to_string(cluster.x) +
+                   ", " + std::to_string(cluster.y) + ", " + std::to_string(cluster.z) + ")");
+  g_stats = Stats{};
+  const auto t0 = Clock::now();
+  Scheduler s;
+  s.rng.s = g_options.seed * 0x2545F4914F6CDD1Dull + 12345;
+  // Each seed explores a different regime: how eagerly threads are preempted and how soon
+  // asynchronous operations complete relative to the issuing threads.
+  // The seed picks a regime for asynchronous work (copies, MMAs, commits, remote arrivals):
+  //   seed % 4 == 0  lazy:  it completes when no thread can run, otherwise only at one
+  //                  scheduling step in 2000 (it must still complete under a thread that polls
+  //                  memory), so a read that forgot to wait sees stale data;
+  //   seed % 4 == 2  eager: it completes as soon as it is issued, before any thread runs again;
+  //   otherwise      it completes at random points in between.
+  // Every seed also draws how often threads are preempted at an instruction.
+  s.p_preempt = 0.02 + 0.5 * s.rng.uniform();
+  const double p_random = 0.02 + 0.9 * s.rng.uniform();
+  s.p_async = g_options.seed % 4 == 0 ? 0.0005 : g_options.seed % 4 == 2 ? 1.0 : p_random;
+  s.body = &body;
+  s.grid = grid;
+  s.block = block;
+  g_sched = &s;
+  const std::shared_ptr<void> watchdog = start_watchdog(g_options.watchdog_seconds);
+  struct Reset {
+    ~Reset() {
+      release_stacks(*g_sched);
+      g_sched = nullptr;
+    }
+  } reset;
+  for (uint32_t cz = 0; cz < grid.z; cz += cluster.z)
+    for (uint32_t cy = 0; cy < grid.y; cy += cluster.y)
+      for (uint32_t cx = 0; cx < grid.x; cx += cluster.x) {
+        release_stacks(s);
+        s.ctas.clear();
+        s.async_ops.clear();
+        s.runnable.clear();
+        s.tc_busy.clear();
+        s.done = 0;
+        s.cluster = std::make_unique<Cluster>();
+        Cluster& cl = *s.cluster;
+        cl.id = uint3{cx / cluster.x, cy / cluster.y, cz / cluster.z};
+        cl.shape = cluster;
+        cl.threads = cluster_size * nthreads;
+        for (uint32_t r = 0; r < cluster_size; ++r) {
+          auto cta = std::make_unique<Cta>();
+          cta->block_idx = uint3{cx + r % cluster.x, cy + (r / cluster.x) % cluster.y, cz + r / (cluster.x * cluster.y)};
+          cta->rank = r;
+          cta->cluster = &cl;
+          cta->smem_bytes = smem_bytes;
+          cta->smem_storage.assign(size_t(smem_bytes) + 1024, 0xFF);  // 0xFFFF is a BF16 NaN
+          cta->smem = cta->smem_storage.data();
+          cta->tmem.assign(size_t(tcg::kTmemLanes) * tcg::kTmemColumns, kTmemPoison);
+          const uint32_t nwarps = (nthreads + 31) / 32;
+          cta->warps.assign(nwarps, Collective{});
+          cta->warp_exited.assign(nwarps, 0);
+          for (auto& b : cta->bars) b.expected = nthreads;
+          cl.ctas.push_back(cta.get());
+          s.ctas.push_back(std::move(cta));
+          g_stats.ctas++;
+        }
+        for (auto& cta : s.ctas)
+          for (uint32_t t = 0; t < nthreads; ++t) create_fiber(s, cta.get(), t);
+        run_cluster(s);  // returns once every thread exited and all asynchronous work completed
+      }
+  g_stats.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace tcsim

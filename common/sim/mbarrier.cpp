@@ -1,0 +1,222 @@
+// mbarrier.cpp — the mbarrier object: phases, arrivals, transaction bytes, and who may use it when.
+//
+// Models (PTX ISA §9.7.13.15): a 64-bit object in shared memory, 8-byte aligned, with a phase,
+// pending and expected arrival counts and a tx-count (range ±(2^20-1)). A phase completes when
+// the pending arrivals and the tx-count both reach zero; then the phase advances and the
+// pending count is re-armed. try_wait.parity(P) succeeds once the phase with parity P has
+// completed, i.e. when the current phase's parity is no longer P (§9.7.13.15.16). Remote
+// arrivals (.shared::cluster, §9.7.13.15.13) land asynchronously, at a point the seed picks.
+// Checked: alignment, bounds, initialisation, arrival overflow, tx underflow and range, and the
+// publication of an initialisation before its use (§9.7.13.4 fence.mbarrier_init): by the
+// async proxy (TMA complete_tx, tcgen05.commit) only after fence.mbarrier_init and a
+// synchronisation; from another CTA only after a cluster barrier that follows the fence or a
+// releasing cluster arrive; by another thread of the CTA only after a synchronisation.
+#include <sstream>
+
+#include "internal.h"
+
+namespace tcsim {
+using namespace detail;
+
+namespace detail {
+
+Mbar& mbar_at(Cta& cta, uint32_t bar, const char* what) {
+  if (bar % 8 != 0)
+    fail_here("misaligned mbarrier", std::string(what) + ": mbarrier address " + hex(bar) + " is not 8-byte aligned");
+  smem_ref(cta, bar, 8, what);
+  auto it = cta.mbars.find(bar & kOffsetMask);
+  if (it == cta.mbars.end())
+    fail_here("uninitialised mbarrier",
+              std::string(what) + " uses the mbarrier at " + hex(bar) + ", which no mbarrier.init has initialised");
+  return it->second;
+}
+
+Mbar& mbar_at_cluster(uint32_t bar, const char* what, Cta** target) {
+  Cta& cta = cluster_cta(bar, what);
+  check_target_alive(cta, what);
+  if (target) *target = &cta;
+  if (&cta == me().cta) return mbar_at(cta, bar, what);
+  if (bar % 8 != 0)
+    fail_here("misaligned mbarrier", std::string(what) + ": mbarrier address " + hex(bar) + " is not 8-byte aligned");
+  smem_ref(cta, bar, 8, what);
+  auto it = cta.mbars.find(bar & kOffsetMask);
+  if (it == cta.mbars.end())
+    fail_here("no mbarrier at that offset in the target CTA",
+              std::string(what) + " uses the mbarrier at " + hex(bar) + " in " + cta_name(cta) +
+                  ", but no mbarrier.init has initialised one at that offset there. Instructions that address "
+                  "another CTA's barrier at the same offset need identical shared-memory layouts in every CTA, "
+                  "and the peer's init must be ordered before the use by a cluster barrier");
+  return it->second;
+}
+
+std::string describe_mbar(const Mbar& b) {
+  std::ostringstream o;
+  o << "the barrier is in phase " << b.phase << " (parity " << (b.phase & 1) << ") with " << b.pending << " of "
+    << b.expected << " arrivals pending and tx-count " << b.tx;
+  return o.str();
+}
+
+// Phase completion: pending arrivals and tx-count both zero (PTX ISA §9.7.13.15.2).
+void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
+  if (b.pending == 0 && b.tx < 0)
+    fail("tcsim: mbarrier tx-count underflow\n  the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) +
+         ") received " + std::to_string(-b.tx) + " bytes more than expect_tx announced for phase " +
+         std::to_string(b.phase) + "; last update by " + by + ". Is the expect_tx byte count too small?");
+  if (b.pending == 0 && b.tx == 0) {
+    b.phase++;
+    b.pending = b.expected;
+    notify(b.waiters);
+  }
+}
+
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by) {
+  if (b.pending < int64_t(count))
+    fail("tcsim: mbarrier arrival overflow\n  " + by + " arrives on the mbarrier at " + hex(addr) +
+         " but its current phase has no pending arrivals left (" + describe_mbar(b) + ")");
+  b.pending -= count;
+  mbar_check_phase(b, addr, by);
+}
+
+void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by) {
+  b.tx += delta;
+  constexpr int64_t kLimit = (1 << 20) - 1;  // PTX ISA §9.7.13.15.1: tx-count range
+  if (b.tx > kLimit || b.tx < -kLimit)
+    fail("tcsim: mbarrier tx-count out of range\n  " + by + " moves the tx-count of the mbarrier at " + hex(addr) +
+         " to " + std::to_string(b.tx) + ", outside +-(2^20-1)");
+}
+
+void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool remote, const char* what) {
+  const Fiber& f = me();
+  const std::string name = "the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) + ")";
+  if (async_proxy && b.fenced_time == 0)
+    fail_here("mbarrier init not fenced for the async proxy",
+              std::string(what) + " will signal " + name +
+                  ", but the initialising thread executed no fence.mbarrier_init after mbarrier.init, so the TMA "
+                  "unit / tensor core may see the barrier uninitialised. Follow the inits with "
+                  "fence.mbarrier_init.release.cluster and a barrier (PTX ISA §9.7.13.4, §9.7.13.15.9)");
+  if (remote) {
+    if (b.cluster_released_time == 0 || f.cluster_sync_time <= b.cluster_released_time)
+      fail_here("mbarrier used by another CTA before its init was published",
+                std::string(what) + " uses " + name + " in another CTA of the cluster, but no cluster barrier orders "
+                    "this thread after that initialisation (fence.mbarrier_init.release.cluster or "
+                    "barrier.cluster.arrive.release after the init, then barrier.cluster.wait here)");
+    return;
+  }
+  if (&f == b.init_by) return;
+  const uint64_t needed = async_proxy ? b.fenced_time : b.init_time;
+  if (std::max(f.cta_sync_time, f.cluster_sync_time) <= needed)
+    fail_here("mbarrier used before its init is ordered before this thread",
+              std::string(what) + " uses " + name + ", but this thread has not synchronised with the initialising "
+                  "thread since the " + (async_proxy ? "fence.mbarrier_init" : "mbarrier.init") +
+                  " (a __syncthreads or cluster barrier between them is needed)");
+}
+
+void publish_inits(bool fence, bool cluster_release) {
+  Fiber& f = me();
+  uint64_t t = 0;
+  for (auto& [off, b] : f.cta->mbars) {
+    if (b.init_by != &f) continue;
+    if (!t) t = ++g_sched->clock;
+    if (fence && !b.fenced_time) b.fenced_time = t;
+    if (cluster_release && !b.cluster_released_time) b.cluster_released_time = t;
+  }
+}
+
+namespace {
+// mbarrier.arrive / arrive.expect_tx on a shared::cluster address: performed asynchronously
+// when the barrier is in another CTA.
+void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* what) {
+  Fiber& f = me();
+  Cta* target = nullptr;
+  Mbar& b = mbar_at_cluster(bar, what, &target);
+  check_fence_before(what);
+  const std::string by = who(f) + " at " + loc(f.at);
+  if (target == f.cta) {
+    check_mbar_published(b, bar, false, false, what);
+    if (expect_tx) mbar_add_tx(b, bar, int64_t(bytes), by);
+    mbar_do_arrive(b, bar, 1, by);
+    return;
+  }
+  check_mbar_published(b, bar, false, true, what);
+  note_remote_access(*target, what);
+  const uint32_t off = bar & kOffsetMask;
+  push_async(AsyncOp{[target, off, bar, bytes, expect_tx, by] {
+                       Mbar& tb = target->mbars.find(off)->second;
+                       if (expect_tx) mbar_add_tx(tb, bar, int64_t(bytes), by);
+                       mbar_do_arrive(tb, bar, 1, by);
+                     },
+                     1u << target->rank, "a remote mbarrier arrive", &f, f.at});
+}
+}  // namespace
+
+}  // namespace detail
+
+void mbar_init(uint32_t bar, uint32_t count, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  if (bar % 8 != 0) fail_here("misaligned mbarrier", "mbarrier.init at " + hex(bar) + " is not 8-byte aligned");
+  smem_ref(*f.cta, bar, 8, "mbarrier.init");
+  if (count < 1 || count > (1u << 20) - 1)
+    fail_here("bad mbarrier count", "mbarrier.init with count " + std::to_string(count) + " (must be 1..2^20-1)");
+  Mbar& b = f.cta->mbars[bar & kOffsetMask];
+  if (!b.waiters.empty())
+    fail_here("mbarrier re-initialised while in use",
+              "mbarrier.init of the mbarrier at " + hex(bar) + " while " + std::to_string(b.waiters.size()) +
+                  " thread(s) wait on it (initialised before at " + loc(b.init_at) + ")");
+  b = Mbar{};
+  b.expected = count;
+  b.pending = count;
+  b.init_at = at;
+  b.init_by = &f;
+  b.init_time = ++g_sched->clock;
+}
+
+void mbar_arrive(uint32_t bar, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive");
+  check_fence_before("mbarrier.arrive");
+  check_mbar_published(b, bar, false, false, "mbarrier.arrive");
+  mbar_do_arrive(b, bar, 1, who(f) + " at " + loc(at));
+}
+
+void mbar_arrive_cluster(uint32_t bar, SrcLoc at) {
+  tick(at);
+  arrive_cluster(bar, 0, false, "mbarrier.arrive.shared::cluster");
+}
+
+void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive.expect_tx");
+  check_fence_before("mbarrier.arrive.expect_tx");
+  check_mbar_published(b, bar, false, false, "mbarrier.arrive.expect_tx");
+  const std::string by = who(f) + " at " + loc(at);
+  mbar_add_tx(b, bar, int64_t(bytes), by);
+  mbar_do_arrive(b, bar, 1, by);
+}
+
+void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at) {
+  tick(at);
+  arrive_cluster(bar, bytes, true, "mbarrier.arrive.expect_tx.shared::cluster");
+}
+
+void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Mbar* b = &mbar_at(*f.cta, bar, "mbarrier.try_wait.parity");
+  if (parity > 1) fail_here("bad parity", "mbarrier.try_wait.parity with parity " + std::to_string(parity));
+  check_mbar_published(*b, bar, false, false, "mbarrier.try_wait.parity");
+  // try_wait.parity(P) succeeds once the phase with parity P has completed, i.e. when the
+  // current phase's parity is no longer P (PTX ISA §9.7.13.15.16).
+  if ((b->phase & 1) == parity) g_stats.barrier_waits++;
+  block_until(b->waiters, [b, parity] { return (b->phase & 1) != parity; },
+              [b, bar, parity] {
+                return "mbarrier.try_wait.parity on the mbarrier at " + hex(bar) + " for parity " +
+                       std::to_string(parity) + "; " + describe_mbar(*b) + " (initialised at " + loc(b->init_at) + ")";
+              });
+  f.cta_sync_time = ++g_sched->clock;
+  note_thread_sync("mbarrier.try_wait.parity", at);
+}
+
+}  // namespace tcsim

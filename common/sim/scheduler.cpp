@@ -1,0 +1,430 @@
+// scheduler.cpp — CUDA threads as fibers and the seeded scheduler that interleaves them.
+//
+// Models: the execution of the threads of one cluster (all its CTAs are resident together),
+// switched at emulated instructions with a seed-dependent probability; blocking on barriers,
+// mbarriers and warp collectives through wait queues; the completion of asynchronous work at
+// points the seed chooses (copies and remote arrivals in any order, the tcgen05 operations of
+// one thread in issue order: PTX ISA §9.7.16.6.2); warp-collective .sync.aligned instructions
+// (§9.7.13, §9.7.16.7-8: every lane of the warp executes the same instruction); and the reports
+// when nothing can move (deadlock) or something spins (livelock).
+//
+// Fibers start with ucontext (a fresh stack) and then switch with _setjmp/_longjmp; glibc's
+// fortified longjmp would reject that as a jump into an "uninitialised stack frame", so
+// fortification is off in this file.
+#undef _FORTIFY_SOURCE
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "internal.h"
+
+namespace tcsim {
+namespace detail {
+
+Options g_options;
+Stats g_stats;
+std::atomic<uint64_t> g_heartbeat{0};
+Scheduler* g_sched = nullptr;
+namespace {
+std::vector<void*> g_stack_pool;
+}
+
+std::string hex(uint64_t v) {
+  char b[32];
+  snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
+  return b;
+}
+
+std::string loc(SrcLoc at) {
+  if (!at.file) return "?";
+  const char* f = at.file;
+  if (const char* s = strstr(f, "steps/")) f = s;
+  else if (const char* s2 = strstr(f, "common/")) f = s2;
+  else if (const char* s3 = strstr(f, "tests/")) f = s3;
+  return std::string(f) + ":" + std::to_string(at.line);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure: record the diagnostic and leave the fiber for good (or throw, on the scheduler's stack).
+[[noreturn]] void fail(const std::string& msg) {
+  Scheduler& s = *g_sched;
+  if (s.cur) {
+    s.failed = true;
+    s.error = msg;
+    _longjmp(s.main_jb, 1);  // never resumed
+  }
+  throw SimError(msg);
+}
+
+Fiber& me() {
+  if (!g_sched || !g_sched->cur) {
+    fprintf(stderr, "tcsim: a device function was called outside an emulated kernel\n");
+    abort();
+  }
+  return *g_sched->cur;
+}
+
+// "CTA (x,y,z)", plus the rank when the cluster has more than one CTA.
+std::string cta_name(const Cta& cta) {
+  std::ostringstream o;
+  o << "CTA (" << cta.block_idx.x << "," << cta.block_idx.y << "," << cta.block_idx.z << ")";
+  if (cta.cluster && cta.cluster->ctas.size() > 1) o << " rank " << cta.rank;
+  return o.str();
+}
+
+std::string who(const Fiber& f) {
+  std::ostringstream o;
+  o << cta_name(*f.cta) << " warp " << f.warp << " lane " << f.lane << " (thread " << f.tid << ")";
+  return o.str();
+}
+
+[[noreturn]] void fail_here(const std::string& kind, const std::string& detail) {
+  Fiber& f = me();
+  fail("tcsim: " + kind + "\n  " + who(f) + " at " + loc(f.at) + ":\n  " + detail);
+}
+
+void yield() {
+  Scheduler& s = *g_sched;
+  Fiber* f = s.cur;
+  if (_setjmp(f->jb) == 0) _longjmp(s.main_jb, 1);
+}
+
+// Every emulated instruction passes here: it counts, checks the budget and may be preempted.
+void tick(SrcLoc at) {
+  Fiber& f = me();
+  f.at = at;
+  g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+  if (++g_stats.instructions > g_options.instruction_budget)
+    fail_here("livelock (instruction budget exhausted)",
+              "the launch executed more than " + std::to_string(g_options.instruction_budget) +
+                  " emulated instructions; a thread probably spins forever. Raise the budget if the problem is just big.");
+  if (g_sched->rng.uniform() < g_sched->p_preempt) yield();
+}
+
+void set_runnable(Fiber* f) {
+  Scheduler& s = *g_sched;
+  f->state = FState::kRunnable;
+  f->ready = nullptr;
+  f->waits_on = nullptr;
+  if (f->run_idx < 0) {
+    f->run_idx = int(s.runnable.size());
+    s.runnable.push_back(f);
+  }
+}
+
+namespace {
+void unset_runnable(Fiber* f) {
+  Scheduler& s = *g_sched;
+  if (f->run_idx < 0) return;
+  Fiber* last = s.runnable.back();
+  s.runnable[size_t(f->run_idx)] = last;
+  last->run_idx = f->run_idx;
+  s.runnable.pop_back();
+  f->run_idx = -1;
+}
+}  // namespace
+
+// Blocks the running thread on `q` until ready() holds; whoever changes the state that
+// ready() reads calls notify(q).
+void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::string()> waits_on) {
+  if (ready()) return;
+  Fiber& f = me();
+  f.state = FState::kBlocked;
+  f.ready = std::move(ready);
+  f.waits_on = std::move(waits_on);
+  unset_runnable(&f);
+  q.push_back(&f);
+  yield();
+}
+
+void notify(WaitQueue& q) {
+  size_t keep = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    Fiber* f = q[i];
+    if (f->state == FState::kBlocked && f->ready && f->ready()) set_runnable(f);
+    else q[keep++] = f;
+  }
+  q.resize(keep);
+}
+
+void push_async(AsyncOp op) { g_sched->async_ops.push_back(std::move(op)); }
+
+void push_tc_op(Fiber& f, AsyncOp op) {
+  f.tc_ops.push_back(std::move(op));
+  if (!f.has_tc_ops) {
+    f.has_tc_ops = true;
+    g_sched->tc_busy.push_back(&f);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warp collectives (.sync.aligned): all live lanes of the warp must execute the same instruction.
+// The last lane to arrive performs `op` with every lane's data; the others wait for it.
+int live_lanes(const Cta& cta, int warp) {
+  const int first = warp * 32;
+  const int n = std::min<int>(32, int(cta.fibers.size()) - first);
+  return n - cta.warp_exited[warp];
+}
+
+bool same_loc(SrcLoc a, SrcLoc b) { return a.line == b.line && (a.file == b.file || (a.file && b.file && !strcmp(a.file, b.file))); }
+
+// full_warp: tcgen05's .sync.aligned instructions need all 32 lanes of the warp (PTX ISA
+// §9.7.16.7.1, §9.7.16.8.3); a warp with exited lanes cannot execute them.
+void collective(const char* name, void* data, const std::function<void(Collective&)>& op, bool full_warp) {
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  Collective& c = cta.warps[f.warp];
+  if (c.arrived > 0 && (c.op != name || !same_loc(c.at, f.at)))
+    fail_here("divergent warp at a .sync.aligned instruction",
+              std::string("this lane executes ") + name + " while other lanes of the warp wait in " + c.op + " at " +
+                  loc(c.at) + "; every lane of the warp must execute the same warp-collective instruction together");
+  if (full_warp && live_lanes(cta, f.warp) != 32)
+    fail_here("divergent warp at a .sync.aligned instruction",
+              std::string(name) + " needs all 32 lanes of the warp, but only " +
+                  std::to_string(live_lanes(cta, f.warp)) + " are still running");
+  if (c.arrived == 0) {
+    c.op = name;
+    c.at = f.at;
+  }
+  c.data[f.lane] = data;
+  c.arrived++;
+  if (c.arrived == live_lanes(cta, f.warp)) {
+    op(c);
+    c.arrived = 0;
+    c.op = nullptr;
+    c.generation++;
+    c.data.fill(nullptr);
+    notify(c.waiters);
+    return;
+  }
+  const uint64_t gen = c.generation;
+  block_until(c.waiters, [&c, gen] { return c.generation != gen; },
+              [&c, &cta, &f, name] {
+                return std::string(name) + " (warp-collective): " + std::to_string(c.arrived) + " of " +
+                       std::to_string(live_lanes(cta, f.warp)) + " lanes of the warp have arrived";
+              });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The watchdog. The emulator switches threads only at emulated instructions, so a kernel that
+// spins on ordinary memory (a volatile flag) never gives the other threads a chance and the
+// instruction budget is never consulted. This thread notices that nothing has progressed for
+// `seconds` and ends the process with a diagnostic instead of letting it hang.
+namespace {
+class Watchdog {
+ public:
+  explicit Watchdog(double seconds) : seconds_(seconds) {
+    if (seconds_ > 0) thread_ = std::thread([this] { watch(); });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    uint64_t last = g_heartbeat.load();
+    auto since = Clock::now();
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; })) {
+      const uint64_t now = g_heartbeat.load();
+      if (now != last) {
+        last = now;
+        since = Clock::now();
+      } else if (std::chrono::duration<double>(Clock::now() - since).count() > seconds_) {
+        // The stuck fiber cannot be interrupted safely; report what it last did and end.
+        const Fiber* f = g_sched ? g_sched->cur : nullptr;
+        fprintf(stderr,
+                "tcsim: livelock (no progress)\n  %s has run for %.0f s without executing an emulated "
+                "instruction since %s.\n  A spin loop on ordinary memory? The emulator switches threads only at "
+                "PTX instructions and barriers; wait on an mbarrier or a barrier instead.\n",
+                f ? who(*f).c_str() : "a thread", seconds_, f ? loc(f->at).c_str() : "?");
+        fflush(stderr);
+        _exit(1);
+      }
+    }
+  }
+  double seconds_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<void> start_watchdog(double seconds) { return std::make_shared<Watchdog>(seconds); }
+
+// ---------------------------------------------------------------------------------------------
+// The run loop.
+namespace {
+void fiber_entry() {
+  Scheduler& s = *g_sched;
+  (*s.body)();
+  Fiber& f = *s.cur;
+  f.state = FState::kDone;
+  unset_runnable(&f);
+  s.done++;
+  Cta& cta = *f.cta;
+  cta.exited++;
+  cta.warp_exited[f.warp]++;
+  // __syncthreads counts exited threads as arrived, so an exit can complete it.
+  CtaBarrier& b0 = cta.bars[0];
+  if (b0.arrived > 0 && b0.arrived + uint32_t(cta.exited) >= b0.expected) {
+    b0.arrived = 0;
+    b0.generation++;
+    b0.completed_time = ++s.clock;
+    notify(b0.waiters);
+  }
+  cluster_thread_exited(f);  // likewise for the cluster barrier
+  Collective& c = cta.warps[f.warp];
+  if (c.arrived > 0)
+    fail("tcsim: divergent warp at a .sync.aligned instruction\n  " + who(f) + " exited while other lanes of its warp wait in " +
+         c.op + " at " + loc(c.at));
+  for (const auto& b : f.pending_ld)
+    if (!b->done)
+      fail("tcsim: tcgen05.ld never waited for\n  " + who(f) + " exited with the tcgen05.ld issued at " + loc(b->at) +
+           " still outstanding; tcgen05.wait::ld must come before its registers are used");
+  if (cta.exited == int(cta.fibers.size())) cta_finished(cta);
+  // Other outstanding asynchronous work of an exited thread still completes (nothing cancels it)
+  // as long as its CTA is alive; cta_finished() reports work that outlives the CTA.
+  _longjmp(s.main_jb, 1);
+}
+}  // namespace
+
+void* get_stack() {
+  if (!g_stack_pool.empty()) {
+    void* p = g_stack_pool.back();
+    g_stack_pool.pop_back();
+    return p;
+  }
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw SimError("tcsim: cannot allocate fiber stacks");
+  mprotect(p, page, PROT_NONE);  // guard page: a stack overflow faults instead of corrupting memory
+  return p;
+}
+
+void release_stacks(Scheduler& s) {
+  for (auto& f : s.fibers) g_stack_pool.push_back(f->stack);
+  s.fibers.clear();
+}
+
+// getcontext() lives in its own frame so that no local of the launch loop can be clobbered.
+__attribute__((noinline)) void create_fiber(Scheduler& s, Cta* cta, uint32_t t) {
+  auto f = std::make_unique<Fiber>();
+  f->vars.thread_idx = uint3{t, 0, 0};
+  f->vars.block_idx = cta->block_idx;
+  f->vars.block_dim = s.block;
+  f->vars.grid_dim = s.grid;
+  f->tid = int(t);
+  f->warp = int(t / 32);
+  f->lane = int(t % 32);
+  f->cta = cta;
+  f->stack = get_stack();
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  getcontext(&f->ctx);
+  f->ctx.uc_stack.ss_sp = static_cast<char*>(f->stack) + page;
+  f->ctx.uc_stack.ss_size = kStackBytes;
+  f->ctx.uc_link = nullptr;  // fiber_entry never returns: it jumps back to the scheduler
+  makecontext(&f->ctx, fiber_entry, 0);
+  cta->fibers.push_back(f.get());
+  set_runnable(f.get());
+  s.fibers.push_back(std::move(f));
+}
+
+namespace {
+std::string deadlock_report(Scheduler& s) {
+  std::ostringstream o;
+  o << "tcsim: deadlock\n  every thread is blocked and no asynchronous operation is pending. Blocked threads:\n";
+  for (auto& ctap : s.ctas) {
+    Cta& cta = *ctap;
+    // Group consecutive lanes of one warp that wait on the same thing at the same line.
+    size_t i = 0;
+    while (i < cta.fibers.size()) {
+      Fiber& f = *cta.fibers[i];
+      if (f.state != FState::kBlocked) {
+        ++i;
+        continue;
+      }
+      const std::string what = f.waits_on ? f.waits_on() : "?";
+      const std::string where = loc(f.at);
+      size_t j = i + 1;
+      while (j < cta.fibers.size() && cta.fibers[j]->warp == f.warp && cta.fibers[j]->state == FState::kBlocked &&
+             loc(cta.fibers[j]->at) == where && (cta.fibers[j]->waits_on ? cta.fibers[j]->waits_on() : "?") == what)
+        ++j;
+      o << "  " << cta_name(cta) << " warp " << f.warp;
+      if (j - i == 1) o << " lane " << f.lane;
+      else o << " lanes " << f.lane << "-" << cta.fibers[j - 1]->lane;
+      o << " at " << where << ": " << what << "\n";
+      i = j;
+    }
+  }
+  return o.str();
+}
+}  // namespace
+
+void run_cluster(Scheduler& s) {
+  for (;;) {
+    if (s.failed) throw SimError(s.error);
+    // Asynchronous operations that may complete now: any copy / remote arrival / TMEM read,
+    // and the oldest tcgen05 operation of each thread that has some.
+    const size_t n_async = s.async_ops.size() + s.tc_busy.size();
+    if (s.runnable.empty() && n_async == 0) {
+      if (s.done == s.fibers.size()) return;
+      throw SimError(deadlock_report(s));
+    }
+    if (n_async > 0 && (s.runnable.empty() || s.rng.uniform() < s.p_async)) {
+      const size_t pick = s.rng.below(n_async);
+      AsyncOp op;
+      if (pick < s.async_ops.size()) {
+        op = std::move(s.async_ops[pick]);
+        s.async_ops[pick] = std::move(s.async_ops.back());
+        s.async_ops.pop_back();
+      } else {
+        const size_t i = pick - s.async_ops.size();
+        Fiber& f = *s.tc_busy[i];
+        op = std::move(f.tc_ops.front());
+        f.tc_ops.pop_front();
+        if (f.tc_ops.empty()) {
+          f.has_tc_ops = false;
+          s.tc_busy[i] = s.tc_busy.back();
+          s.tc_busy.pop_back();
+        }
+      }
+      op.run();
+      if (s.failed) throw SimError(s.error);
+      g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    Fiber* f = s.runnable[s.rng.below(s.runnable.size())];
+    g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+    s.cur = f;
+    g_stats.fiber_switches++;
+    // A fiber is started once with setcontext (a fresh stack needs ucontext) and afterwards
+    // resumed with _longjmp, which, unlike swapcontext, does not save and restore the signal
+    // mask with a system call on every switch.
+    if (_setjmp(s.main_jb) == 0) {
+      if (!f->started) {
+        f->started = true;
+        setcontext(&f->ctx);
+      }
+      _longjmp(f->jb, 1);
+    }
+    s.cur = nullptr;
+  }
+}
+
+}  // namespace detail
+}  // namespace tcsim

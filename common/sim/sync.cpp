@@ -1,0 +1,221 @@
+// sync.cpp — thread synchronisation: CTA barriers, warp convergence, elect, the cluster barrier,
+// and the fences that order tcgen05 operations and mbarrier initialisation against them.
+//
+// Models:
+//  * bar.sync / __syncthreads (PTX ISA §9.7.13.1): named barriers 0..15 with a thread count;
+//    __syncthreads counts exited threads as arrived.
+//  * __syncwarp, elect.sync (§9.7.13.13): warp-collective; elect.sync needs all 32 lanes.
+//  * barrier.cluster.arrive{.release,.relaxed} / barrier.cluster.wait{.acquire} (§9.7.13.3): a
+//    wait returns once every non-exited thread of the cluster has arrived; each thread alternates
+//    arrive and wait. A releasing arrive publishes the thread's mbarrier inits to the cluster; a
+//    relaxed one does not (it needs fence.mbarrier_init.release.cluster first).
+//  * tcgen05.fence::before_thread_sync / ::after_thread_sync (§9.7.16.6.4): checked as a
+//    protocol. A tcgen05 operation after a thread synchronisation needs an after_thread_sync in
+//    between; a releasing synchronisation after tcgen05 operations needs a before_thread_sync
+//    (or a tcgen05.commit, which implies it).
+//  * .cta_group (§9.7.16.5): all tcgen05 instructions of a kernel use the same one; cta_group::2
+//    instructions need the CTA's pair peer (rank ^ 1) in the cluster.
+//  * fence.mbarrier_init.release.cluster (§9.7.13.4): publishes this thread's mbarrier inits to
+//    the async proxy and the cluster (checked in mbarrier.cpp). fence.proxy.async is accepted:
+//    memory is sequentially consistent here.
+// Logical time (Scheduler::clock) advances at every synchronisation; a thread remembers when its
+// last CTA and cluster synchronisation completed, which is how "was the init published before
+// this use" is decided.
+#include "internal.h"
+
+namespace tcsim {
+using namespace detail;
+
+namespace detail {
+
+// A thread synchronisation (mbarrier wait, bar.sync, __syncwarp) just completed in this thread.
+void note_thread_sync(const char* what, SrcLoc at) {
+  Fiber& f = me();
+  f.sync_pending_fence = what;
+  f.sync_at = at;
+}
+
+// A thread synchronisation that other threads will rely on (bar.sync, mbarrier.arrive) is about
+// to happen: tcgen05 operations this thread issued before it must be fenced first.
+void check_fence_before(const char* what) {
+  Fiber& f = me();
+  if (f.tc_pending_fence)
+    fail_here("missing tcgen05.fence::before_thread_sync",
+              std::string(what) + " follows " + f.tc_pending_fence + " at " + loc(f.tc_at) +
+                  " with no tcgen05.fence::before_thread_sync (or tcgen05.commit) in between, so other threads "
+                  "synchronising with this one are not ordered after that tcgen05 operation (PTX ISA §9.7.16.6.4)");
+}
+
+// A tcgen05 operation is being issued: it must be fenced after any earlier thread sync.
+void tcgen05_op(const char* what) {
+  Fiber& f = me();
+  if (f.sync_pending_fence)
+    fail_here("missing tcgen05.fence::after_thread_sync",
+              std::string(what) + " follows " + f.sync_pending_fence + " at " + loc(f.sync_at) +
+                  " with no tcgen05.fence::after_thread_sync in between, so it is not ordered after that "
+                  "synchronisation and may act on stale data (PTX ISA §9.7.16.6.4)");
+  f.tc_pending_fence = what;
+  f.tc_at = f.at;
+}
+
+void use_cta_group(int cta_group, const char* what) {
+  Scheduler& s = *g_sched;
+  if (s.cta_group == 0) {
+    s.cta_group = cta_group;
+    s.cta_group_at = me().at;
+    s.cta_group_op = what;
+  } else if (s.cta_group != cta_group) {
+    fail_here("mixed .cta_group in one kernel",
+              std::string(what) + ".cta_group::" + std::to_string(cta_group) + ", but this kernel already executed " +
+                  s.cta_group_op + ".cta_group::" + std::to_string(s.cta_group) + " at " + loc(s.cta_group_at) +
+                  "; every tcgen05 instruction of a kernel must use the same .cta_group (PTX ISA §9.7.16.5)");
+  }
+}
+
+Cta& pair_peer(Cta& cta, const char* what) {
+  const Cluster& cl = *cta.cluster;
+  const uint32_t peer = cta.rank ^ 1u;
+  if (peer >= cl.ctas.size())
+    fail_here("cta_group::2 outside a CTA pair",
+              std::string(what) + ".cta_group::2 in CTA rank " + std::to_string(cta.rank) + " of a cluster of " +
+                  std::to_string(cl.ctas.size()) +
+                  " CTA(s): a CTA pair is two CTAs of one cluster whose ranks differ in bit 0 (PTX ISA §9.7.16.5.1); "
+                  "launch with a cluster of 2 (or an even size)");
+  return *cl.ctas[peer];
+}
+
+namespace {
+void complete_cluster_phase(Cluster& cl) {
+  cl.phases++;
+  cl.arrived = 0;
+  cl.completed_time = ++g_sched->clock;
+  notify(cl.waiters);
+}
+}  // namespace
+
+// An exited thread counts as arrived at every later cluster barrier phase.
+void cluster_thread_exited(Fiber& f) {
+  Cluster& cl = *f.cta->cluster;
+  if (f.cluster_arrivals > cl.phases) cl.arrived--;  // its arrival in the open phase becomes an exit
+  cl.exited++;
+  if (cl.arrived + cl.exited >= cl.threads && (cl.arrived > 0 || !cl.waiters.empty())) complete_cluster_phase(cl);
+}
+
+}  // namespace detail
+
+void syncthreads(SrcLoc at) { named_barrier_sync(0, 0, at); }
+
+void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  if (id >= kNumNamedBarriers) fail_here("bad named barrier", "barrier id " + std::to_string(id) + " is not in 0..15");
+  CtaBarrier& b = cta.bars[id];
+  const uint32_t total = uint32_t(cta.fibers.size());
+  const uint32_t expected = nthreads ? nthreads : total;
+  if (nthreads % 32 != 0 || expected > total)
+    fail_here("bad named barrier", "bar.sync thread count " + std::to_string(nthreads) +
+                                       " must be a multiple of 32 and at most the block size");
+  check_fence_before(nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync");
+  b.expected = expected;
+  b.arrived++;
+  // __syncthreads (count 0): threads that already exited count as arrived.
+  const uint32_t have = b.arrived + (nthreads ? 0u : uint32_t(cta.exited));
+  const char* what = nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync";
+  if (have >= expected) {
+    b.arrived = 0;
+    b.generation++;
+    b.completed_time = ++g_sched->clock;
+    notify(b.waiters);
+    f.cta_sync_time = b.completed_time;
+    note_thread_sync(what, at);
+    return;
+  }
+  const uint64_t gen = b.generation;
+  CtaBarrier* bp = &b;
+  Cta* cp = &cta;
+  block_until(
+      b.waiters, [bp, gen] { return bp->generation != gen; },
+      [bp, id, nthreads, cp] {
+        return std::string(id == 0 && nthreads == 0 ? "__syncthreads" : "bar.sync " + std::to_string(id)) + ": " +
+               std::to_string(bp->arrived + (nthreads ? 0 : cp->exited)) + " of " + std::to_string(bp->expected) +
+               " threads have arrived";
+      });
+  f.cta_sync_time = b.completed_time;
+  note_thread_sync(what, at);
+}
+
+void syncwarp(SrcLoc at) {
+  tick(at);
+  check_fence_before("__syncwarp");
+  collective("__syncwarp", nullptr, [](Collective&) {});
+  note_thread_sync("__syncwarp", at);
+}
+
+bool elect_sync(SrcLoc at) {
+  tick(at);
+  bool elected = false;
+  collective("elect.sync", &elected, [](Collective& c) {
+    for (void* d : c.data)
+      if (d) {
+        *static_cast<bool*>(d) = true;  // the lowest participating lane
+        break;
+      }
+  }, /*full_warp=*/true);  // membermask 0xffffffff: all 32 lanes
+  return elected;
+}
+
+void fence(SrcLoc at) { tick(at); }
+
+void fence_mbarrier_init(SrcLoc at) {
+  tick(at);
+  publish_inits(/*fence=*/true, /*cluster_release=*/true);
+}
+
+void tcgen05_fence_before(SrcLoc at) {
+  tick(at);
+  me().tc_pending_fence = nullptr;
+}
+
+void tcgen05_fence_after(SrcLoc at) {
+  tick(at);
+  me().sync_pending_fence = nullptr;
+}
+
+// ---- barrier.cluster
+void cluster_arrive(bool release, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Cluster& cl = *f.cta->cluster;
+  if (f.cluster_arrivals != f.cluster_waits)
+    fail_here("barrier.cluster.arrive twice without a wait",
+              "this thread already arrived at the cluster barrier and has not executed barrier.cluster.wait since; "
+              "every arrive must be followed by a wait before the next arrive (PTX ISA §9.7.13.3)");
+  check_fence_before(release ? "barrier.cluster.arrive.release" : "barrier.cluster.arrive.relaxed");
+  if (release) publish_inits(/*fence=*/false, /*cluster_release=*/true);
+  f.cluster_arrivals++;
+  cl.arrived++;
+  if (cl.arrived + cl.exited >= cl.threads) complete_cluster_phase(cl);
+}
+
+void cluster_wait(SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Cluster& cl = *f.cta->cluster;
+  if (f.cluster_arrivals == f.cluster_waits)
+    fail_here("barrier.cluster.wait without an arrive",
+              "barrier.cluster.wait with no barrier.cluster.arrive of this thread before it: the wait would not "
+              "wait for this thread's phase (PTX ISA §9.7.13.3)");
+  const uint64_t phase = f.cluster_arrivals;  // wait until this many phases have completed
+  Cluster* cp = &cl;
+  block_until(cl.waiters, [cp, phase] { return cp->phases >= phase; },
+              [cp] {
+                return "barrier.cluster.wait: " + std::to_string(cp->arrived) + " of " +
+                       std::to_string(cp->threads - cp->exited) + " running threads of the cluster have arrived";
+              });
+  f.cluster_waits++;
+  f.cluster_sync_time = f.cta_sync_time = cl.completed_time;
+  note_thread_sync("barrier.cluster.wait", at);
+}
+
+}  // namespace tcsim

@@ -1,0 +1,298 @@
+// tmem.cpp — Tensor Memory: the column allocator and the loads that read it into registers.
+//
+// Models (PTX ISA §9.7.16.1 tensor memory, §9.7.16.7.1 alloc/dealloc/relinquish, §9.7.16.8.1
+// access restrictions, §9.7.16.8.3 tcgen05.ld, §9.7.16.8.5 wait::ld):
+//  * per CTA 128 lanes x 512 columns of 32-bit cells, allocated in power-of-two column counts
+//    in [32, 512] by one full warp; the address (lane 0, first column) is written to shared
+//    memory; every column must be freed before the CTA exits (launch.cpp checks);
+//  * .cta_group::2: one warp of each CTA of the pair executes the instruction (same warp id,
+//    same destination offset, CUTLASS Allocator2Sm's preconditions); the same columns are
+//    allocated (freed) in both CTAs. The first warp waits for the second;
+//  * tcgen05.ld 32x32b / 16x256b: the per-thread register maps, the lane-quarter rule (warp w
+//    reaches lanes 32*(w%4)..+31), and asynchrony: TMEM is read at a point the scheduler picks
+//    between the load and tcgen05.wait::ld, and the registers hold NaN until the wait.
+#include <cstring>
+
+#include "internal.h"
+
+namespace tcsim {
+using namespace detail;
+
+namespace detail {
+
+uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col) { return cta.tmem[size_t(lane) * tcg::kTmemColumns + col]; }
+
+const TmemAlloc* tmem_find(const Cta& cta, uint32_t col, uint32_t ncols) {
+  for (const TmemAlloc& a : cta.allocs)
+    if (col >= a.col && col + ncols <= a.col + a.ncols) return &a;
+  return nullptr;
+}
+
+std::string describe_allocs(const Cta& cta) {
+  if (cta.allocs.empty()) return "no TMEM is allocated";
+  std::string s = "allocated columns:";
+  for (const TmemAlloc& a : cta.allocs)
+    s += " [" + std::to_string(a.col) + ", " + std::to_string(a.col + a.ncols) + ")";
+  return s;
+}
+
+// Checks that [lane0, lane0+nlanes) x [col0, col0+ncols) lies in one allocation.
+void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* what) {
+  if (lane0 + nlanes > tcg::kTmemLanes || col0 + ncols > tcg::kTmemColumns || !tmem_find(cta, col0, ncols))
+    fail_here("TMEM access outside the allocation",
+              std::string(what) + " touches lanes [" + std::to_string(lane0) + ", " + std::to_string(lane0 + nlanes) +
+                  ") x columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) + ") of " +
+                  cta_name(cta) + "; " + describe_allocs(cta));
+}
+
+}  // namespace detail
+
+namespace {
+
+struct TwoArgs {
+  uint32_t a, b;
+};
+
+// The operands every lane of the warp passed (all must agree).
+TwoArgs uniform_args(Collective& c, const char* name) {
+  const TwoArgs* a0 = nullptr;
+  for (void* d : c.data)
+    if (d) {
+      const TwoArgs* x = static_cast<TwoArgs*>(d);
+      if (!a0) a0 = x;
+      else if (x->a != a0->a || x->b != a0->b)
+        fail_here("divergent warp at a .sync.aligned instruction", std::string(name) + " with different operands in different lanes");
+    }
+  return *a0;
+}
+
+// The pair step of a cta_group::2 allocator instruction, run by the last lane of each CTA's warp:
+// the first warp of the pair waits; the second checks that both agree and performs `op` for both.
+void pair_step(Cta& cta, const char* name, int warp, TwoArgs args, const std::function<void(Cta&, Cta&)>& op) {
+  Cta& peer = pair_peer(cta, name);
+  Cta& even = cta.rank % 2 == 0 ? cta : peer;
+  Cta& odd = cta.rank % 2 == 0 ? peer : cta;
+  PairCollective& p = even.pair_op;
+  Fiber& f = me();
+  if (!p.op) {
+    p.op = name;
+    p.warp = warp;
+    p.a = args.a;
+    p.b = args.b;
+    p.at = f.at;
+    const uint64_t gen = p.generation;
+    PairCollective* pp = &p;
+    Cta* peer_p = &peer;
+    block_until(p.waiters, [pp, gen] { return pp->generation != gen; },
+                [pp, peer_p, name] {
+                  return std::string(name) + ".cta_group::2: waiting for a warp of the pair peer " + cta_name(*peer_p) +
+                         " to execute it too (a pair instruction needs one warp in each CTA of the pair)";
+                });
+    return;
+  }
+  if (p.op != name)
+    fail_here("divergent CTA pair at a cta_group::2 instruction",
+              std::string(name) + ".cta_group::2 while the pair peer's warp " + std::to_string(p.warp) + " waits in " +
+                  p.op + ".cta_group::2 at " + loc(p.at) + "; both CTAs of the pair must execute the same instruction");
+  if (p.warp != warp)
+    fail_here("cta_group::2 instruction from different warps of the pair",
+              std::string(name) + ".cta_group::2 from warp " + std::to_string(warp) + " while the pair peer executes it in warp " +
+                  std::to_string(p.warp) + " (at " + loc(p.at) +
+                  "); the two warps must have the same warp id in their CTAs (CUTLASS Allocator2Sm precondition)");
+  if ((p.a & kOffsetMask) != (args.a & kOffsetMask) || p.b != args.b)
+    fail_here("cta_group::2 operands differ between the CTAs of the pair",
+              std::string(name) + ".cta_group::2 with operands (" + hex(args.a & kOffsetMask) + ", " + std::to_string(args.b) +
+                  ") while the pair peer passed (" + hex(p.a & kOffsetMask) + ", " + std::to_string(p.b) + ") at " + loc(p.at) +
+                  "; both CTAs must pass the same shared-memory offset / TMEM address and column count");
+  op(even, odd);
+  p.op = nullptr;
+  p.generation++;
+  notify(p.waiters);
+}
+
+uint32_t find_free_columns(const std::vector<Cta*>& ctas, uint32_t ncols) {
+  for (uint32_t col = 0; col + ncols <= tcg::kTmemColumns; col += ncols) {
+    bool clash = false;
+    for (const Cta* cta : ctas)
+      for (const TmemAlloc& a : cta->allocs)
+        if (col < a.col + a.ncols && a.col < col + ncols) clash = true;
+    if (!clash) return col;
+  }
+  return tcg::kTmemColumns;
+}
+
+void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
+  if (!tcg::is_valid_tmem_alloc(a0.b))
+    fail_here("bad TMEM allocation", "tcgen05.alloc of " + std::to_string(a0.b) +
+                                         " columns; the count must be a power of two in [32, 512]");
+  for (Cta* cta : ctas)
+    if (cta->relinquished)
+      fail_here("TMEM allocation after relinquish",
+                "tcgen05.alloc after " + cta_name(*cta) + " executed tcgen05.relinquish_alloc_permit");
+  const uint32_t col = find_free_columns(ctas, a0.b);
+  if (col + a0.b > tcg::kTmemColumns)
+    fail_here("TMEM over capacity", "tcgen05.alloc of " + std::to_string(a0.b) + " columns, but " +
+                                        describe_allocs(*ctas.front()) +
+                                        "; on hardware this would wait for another CTA to free TMEM");
+  const uint32_t taddr = tcg::tmem_addr(0, col);
+  for (Cta* cta : ctas) {
+    cta->allocs.push_back(TmemAlloc{col, a0.b, warp, at});
+    const uint32_t dst = (cta->rank << kRankShift) | (a0.a & kOffsetMask);
+    if (dst % 4) fail_here("misaligned store", "tcgen05.alloc destination " + hex(dst) + " is not 4-byte aligned");
+    check_no_mbarrier_in(*cta, dst, 4, "tcgen05.alloc destination");
+    memcpy(smem_ptr(*cta, dst, 4, "tcgen05.alloc destination"), &taddr, 4);
+  }
+}
+
+void do_dealloc(const std::vector<Cta*>& ctas, TwoArgs a0) {
+  const uint32_t col = tcg::tmem_column(a0.a);
+  for (Cta* cta : ctas) {
+    bool found = false;
+    for (size_t i = 0; i < cta->allocs.size() && !found; ++i)
+      if (cta->allocs[i].col == col && cta->allocs[i].ncols == a0.b && tcg::tmem_lane(a0.a) == 0) {
+        cta->allocs.erase(cta->allocs.begin() + long(i));
+        found = true;
+      }
+    if (!found)
+      fail_here("bad TMEM deallocation", "tcgen05.dealloc of address " + hex(a0.a) + ", " + std::to_string(a0.b) +
+                                             " columns, matches no allocation of " + cta_name(*cta) + "; " +
+                                             describe_allocs(*cta));
+  }
+}
+
+// Reads a tcgen05.ld's TMEM cells into the destination registers (once).
+void run_ld(LdBatch& b) {
+  if (b.done) return;
+  for (const PendingLd& p : b.regs)
+    if (!tmem_find(*b.cta, p.col, 1))
+      fail("tcsim: TMEM deallocated under a pending tcgen05.ld\n  the tcgen05.ld issued at " + loc(b.at) +
+           " reads column " + std::to_string(p.col) + ", which was freed before the load completed (" +
+           describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc");
+  for (const PendingLd& p : b.regs) *p.dst = tmem_cell(*b.cta, p.lane, p.col);
+  b.done = true;
+}
+
+}  // namespace
+
+void tmem_alloc(uint32_t dst, uint32_t ncols, int cta_group, SrcLoc at) {
+  tick(at);
+  use_cta_group(cta_group, "tcgen05.alloc");
+  tcgen05_op("tcgen05.alloc");
+  Fiber& f = me();
+  TwoArgs args{dst, ncols};
+  Cta& cta = *f.cta;
+  const int warp = f.warp;
+  collective("tcgen05.alloc", &args, [&cta, warp, at, cta_group](Collective& c) {
+    const TwoArgs a0 = uniform_args(c, "tcgen05.alloc");
+    smem_ref(cta, a0.a, 4, "tcgen05.alloc destination");  // a shared::cta address of this CTA
+    if (cta_group == 1) return do_alloc({&cta}, a0, warp, at);
+    pair_step(cta, "tcgen05.alloc", warp, a0,
+              [a0, warp, at](Cta& even, Cta& odd) { do_alloc({&even, &odd}, a0, warp, at); });
+  }, /*full_warp=*/true);
+}
+
+void tmem_dealloc(uint32_t taddr, uint32_t ncols, int cta_group, SrcLoc at) {
+  tick(at);
+  use_cta_group(cta_group, "tcgen05.dealloc");
+  tcgen05_op("tcgen05.dealloc");
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  const int warp = f.warp;
+  TwoArgs args{taddr, ncols};
+  collective("tcgen05.dealloc", &args, [&cta, warp, cta_group](Collective& c) {
+    const TwoArgs a0 = uniform_args(c, "tcgen05.dealloc");
+    if (cta_group == 1) return do_dealloc({&cta}, a0);
+    pair_step(cta, "tcgen05.dealloc", warp, a0, [a0](Cta& even, Cta& odd) { do_dealloc({&even, &odd}, a0); });
+  }, /*full_warp=*/true);
+}
+
+void tmem_relinquish(int cta_group, SrcLoc at) {
+  tick(at);
+  use_cta_group(cta_group, "tcgen05.relinquish_alloc_permit");
+  tcgen05_op("tcgen05.relinquish_alloc_permit");
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  const int warp = f.warp;
+  collective("tcgen05.relinquish_alloc_permit", nullptr, [&cta, warp, cta_group](Collective&) {
+    if (cta_group == 1) {
+      cta.relinquished = true;
+      return;
+    }
+    pair_step(cta, "tcgen05.relinquish_alloc_permit", warp, TwoArgs{0, 0}, [](Cta& even, Cta& odd) {
+      even.relinquished = true;
+      odd.relinquished = true;
+    });
+  }, /*full_warp=*/true);
+}
+
+void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) {
+  tick(at);
+  tcgen05_op("tcgen05.ld");
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  const char* name = shape == LdShape::k32x32b ? "tcgen05.ld.32x32b" : "tcgen05.ld.16x256b";
+  struct Args {
+    uint32_t taddr;
+    uint32_t* regs;
+    Fiber* fiber;
+    LdShape shape;
+    int num;
+  } args{taddr, regs, &f, shape, num};
+  const int nregs = shape == LdShape::k32x32b ? num : 4 * num;
+  for (int i = 0; i < nregs; ++i) regs[i] = kTmemPoison;  // registers are undefined until tcgen05.wait::ld
+  collective(name, &args, [&cta, shape, num, name](Collective& c) {
+    const Args* a0 = nullptr;
+    for (void* d : c.data)
+      if (d) {
+        if (!a0) a0 = static_cast<Args*>(d);
+        else if (static_cast<Args*>(d)->taddr != a0->taddr || static_cast<Args*>(d)->shape != a0->shape ||
+                 static_cast<Args*>(d)->num != a0->num)
+          fail_here("divergent warp at a .sync.aligned instruction",
+                    std::string(name) + ": all lanes must execute the same shape and .num with the same TMEM address");
+      }
+    const uint32_t lane0 = tcg::tmem_lane(a0->taddr), col0 = tcg::tmem_column(a0->taddr);
+    const int warp = a0->fiber->warp;
+    const uint32_t quarter = uint32_t(warp % 4);
+    const uint32_t nlanes = shape == LdShape::k32x32b ? 32 : 16;
+    const uint32_t ncols = shape == LdShape::k32x32b ? uint32_t(num) : 8u * uint32_t(num);
+    // PTX ISA §9.7.16.8.1: warp w of a warpgroup reaches TMEM lanes 32*(w%4) .. 32*(w%4)+31 only.
+    if (lane0 / 32 != quarter || (lane0 % 32) + nlanes > 32)
+      fail_here("TMEM lane quarter violation",
+                std::string(name) + " at lanes [" + std::to_string(lane0) + ", " + std::to_string(lane0 + nlanes) +
+                    ") from warp " + std::to_string(warp) + ", which may only access lanes [" +
+                    std::to_string(32 * quarter) + ", " + std::to_string(32 * quarter + 32) + ") (warp % 4 = " +
+                    std::to_string(quarter) + ")");
+    tmem_check_range(cta, lane0, nlanes, col0, ncols, name);
+    auto batch = std::make_shared<LdBatch>();
+    batch->cta = &cta;
+    batch->at = a0->fiber->at;
+    for (void* d : c.data) {
+      if (!d) continue;
+      Args& a = *static_cast<Args*>(d);
+      const uint32_t t = uint32_t(a.fiber->lane);
+      if (shape == LdShape::k32x32b) {
+        for (int i = 0; i < num; ++i) batch->regs.push_back({&a.regs[i], lane0 + t, col0 + uint32_t(i)});
+      } else {  // 16x256b: PTX ISA §9.7.16.8.3 (thread t: lanes t/4 and t/4+8, column pair 2*(t%4))
+        for (int i = 0; i < num; ++i)
+          for (int r = 0; r < 4; ++r)
+            batch->regs.push_back({&a.regs[4 * i + r], lane0 + t / 4 + (r >= 2 ? 8 : 0),
+                                   col0 + 8 * uint32_t(i) + 2 * (t % 4) + uint32_t(r % 2)});
+      }
+      a.fiber->pending_ld.push_back(batch);
+    }
+    // The read happens asynchronously: when the scheduler picks this operation, or at the latest
+    // at tcgen05.wait::ld. A kernel that loads before the MMAs finished reads stale TMEM.
+    push_async(AsyncOp{[batch] { run_ld(*batch); }, 0u, "a tcgen05.ld", a0->fiber, a0->fiber->at});
+  }, /*full_warp=*/true);
+}
+
+void tmem_wait_ld(SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  tcgen05_op("tcgen05.wait::ld");
+  collective("tcgen05.wait::ld", nullptr, [](Collective&) {}, /*full_warp=*/true);
+  for (const auto& b : f.pending_ld) run_ld(*b);
+  f.pending_ld.clear();
+}
+
+}  // namespace tcsim

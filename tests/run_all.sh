@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_all.sh — what `make test` runs, in order, after `make all` has built every step
 # (nvcc for sm_100a / sm_80+, and g++ for the emulator):
-#   1. no register spills in any kernel (ptxas report), and the GPU and emulator builds of a
-#      kernel share no linker symbols
+#   1. no register spills in any kernel (ptxas report), the SASS of every kernel has no local
+#      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
+#      GPU and emulator builds of a kernel share no linker symbols
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
 #      under three scheduler seeds
@@ -18,6 +19,7 @@ suite() {  # suite NAME COMMAND...
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "==== $name FAILED"; fi
 }
 suite "register spills" make --no-print-directory check-spills
+suite "SASS contents" bash tests/check_sass.sh
 suite "build separation" bash tests/check_symbols.sh
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)

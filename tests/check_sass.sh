@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# check_sass.sh [STEP...] — reads the SASS that nvcc produced for each step (cuobjdump on
+# build/stepNN.gpu.o; no GPU needed) and checks it against what the kernel should contain:
+#   * no local memory (LDL/STL): register spills or stack arrays would show up here;
+#   * the tensor-core, TMA and TMEM instructions the step is built from, e.g. for the tcgen05
+#     steps UTCHMMA (tcgen05.mma) a multiple of 4 times (4 MMAs of K = 16 per 64-wide k-tile,
+#     however the compiler unrolls the loop), UTCBAR (tcgen05.commit), LDTM (tcgen05.ld),
+#     UTMALDG (TMA); for step 05 their .2CTA forms and the cluster barrier.
+# This catches what the emulator cannot: a PTX wrapper whose instruction differs from its
+# emulator twin (a missing .cta_group::2, a commit without .multicast, ...) still compiles,
+# and the emulator would never know. cuobjdump/nvdisasm come from the CUDA toolkit or from the
+# PyPI packages nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (installed by .ci/run).
+set -u
+cd "$(dirname "$0")/.."
+CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
+pybin=$(python3 -c "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13', 'bin'))" 2>/dev/null || true)
+export PATH="$PATH:$CUDA_HOME/bin:${pybin:-/nonexistent}"
+command -v cuobjdump >/dev/null && command -v nvdisasm >/dev/null ||
+  { echo "FAIL: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"; exit 1; }
+
+# What each step's SASS must contain: OPCODE (present), OPCODE%N (present, count a multiple of
+# N), !OPCODE (absent). Opcodes match from the start of the full mnemonic (UTCHMMA matches
+# UTCHMMA.2CTA; use a trailing '$' for an exact mnemonic).
+declare -A expect=(
+  [step00]="HMMA LDSM"
+  [step01]="UTCHMMA\$%4 UTCBAR\$ LDTM UTMALDG.3D"
+  [step02]="UTCHMMA\$%4 UTCBAR\$ LDTM UTMALDG.2D\$"
+  [step03]="UTCHMMA\$%4 UTCBAR\$ LDTM UTMALDG.2D\$"
+  [step04]="UTCHMMA\$%4 UTCBAR\$ LDTM UTMALDG.2D\$"
+  [step05]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
+)
+[ $# -gt 0 ] || set -- $(make --no-print-directory -s list-steps)
+bad=0
+for step in "$@"; do
+  obj=build/$step.gpu.o
+  [ -f "$obj" ] || { echo "FAIL $step: $obj missing (make $step first)"; bad=1; continue; }
+  ops=$(cuobjdump -sass "$obj" | sed -nE 's#^\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P[0-9T] )?([A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*).*#\2#p')
+  [ -n "$ops" ] || { echo "FAIL $step: no SASS found in $obj"; bad=1; continue; }
+  problems=()
+  # Local memory: spills and stack arrays.
+  nlocal=$(grep -cE '^(LDL|STL)(\.|$)' <<<"$ops")
+  [ "$nlocal" -eq 0 ] || problems+=("$nlocal local-memory instructions (LDL/STL)")
+  spec=${expect[$step]:-}
+  [ -n "$spec" ] || problems+=("no expectations listed for this step in tests/check_sass.sh")
+  summary=()
+  for e in $spec; do
+    neg=0; mult=1
+    [[ $e == !* ]] && { neg=1; e=${e#!}; }
+    [[ $e == *%* ]] && { mult=${e#*%}; e=${e%\%*}; }
+    pat="^${e//./\\.}"; [[ $pat == *'$' ]] || pat="$pat(\.|$)"
+    n=$(grep -cE "$pat" <<<"$ops")
+    if [ $neg = 1 ]; then
+      [ "$n" -eq 0 ] || problems+=("$n x ${e%\$} (must not appear)")
+    elif [ "$n" -eq 0 ]; then
+      problems+=("no ${e%\$}")
+    elif [ $((n % mult)) -ne 0 ]; then
+      problems+=("$n x ${e%\$}, not a multiple of $mult")
+    else
+      summary+=("${e%\$} x$n")
+    fi
+  done
+  if [ ${#problems[@]} -eq 0 ]; then
+    echo "ok    $step: no local memory; ${summary[*]}"
+  else
+    printf 'FAIL  %s:' "$step"; printf ' %s;' "${problems[@]}"; echo; bad=1
+  fi
+done
+exit $bad

@@ -53,9 +53,11 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   return u;
 }
 
-// One 16-byte store; `dst` must be 16-byte aligned.
-__device__ __forceinline__ void store_16B(void* dst, uint4 v) {
+// One 16-byte store (st.global.v4.b32); `dst` must be 16-byte aligned: a vector access at an
+// unaligned address faults on the GPU ("misaligned address"), and the emulator reports it.
+__device__ __forceinline__ void store_16B(void* dst, uint4 v TCG_LOC) {
 #if defined(TCG_SIM)
+  ::tcsim::check_vector_access(dst, 16, "16-byte store (st.v4.b32)", TCG_AT);
   memcpy(dst, &v, 16);
 #else
   *reinterpret_cast<uint4*>(dst) = v;
@@ -64,16 +66,21 @@ __device__ __forceinline__ void store_16B(void* dst, uint4 v) {
 
 // Epilogue helper: converts 8 FP32 accumulators (raw register bits, as tcgen05.ld returns them)
 // for C[row][col .. col+7] to BF16 and stores those inside the m x n matrix C — one 16-byte
-// store when the whole chunk is inside and 16-byte aligned (n % 8 == 0), element by element
-// otherwise.
-__device__ __forceinline__ void store_c_chunk8(__nv_bfloat16* c, int m, int n, int row, int col, const uint32_t* r) {
+// store when the whole chunk is inside and 16-byte aligned (C itself 16-byte aligned and
+// n % 8 == 0, so every row starts on a 16-byte boundary), element by element otherwise.
+__device__ __forceinline__ void store_c_chunk8(__nv_bfloat16* c, int m, int n, int row, int col,
+                                               const uint32_t* r TCG_LOC) {
   if (row >= m || col >= n) return;
   __nv_bfloat16* out = c + size_t(row) * n + col;
-  if (n % 8 == 0 && col + 8 <= n) {
+  if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {
     store_16B(out, make_uint4(pack_bf16x2(u32_as_float(r[0]), u32_as_float(r[1])),
                               pack_bf16x2(u32_as_float(r[2]), u32_as_float(r[3])),
                               pack_bf16x2(u32_as_float(r[4]), u32_as_float(r[5])),
-                              pack_bf16x2(u32_as_float(r[6]), u32_as_float(r[7]))));
+                              pack_bf16x2(u32_as_float(r[6]), u32_as_float(r[7])))
+#if defined(TCG_SIM)
+                  , tcg_file, tcg_line
+#endif
+    );
   } else {
     for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2bfloat16_rn(u32_as_float(r[i]));
   }

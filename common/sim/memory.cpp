@@ -94,6 +94,16 @@ void check_no_mbarrier_in(Cta& cta, uint32_t addr, uint32_t bytes, const char* w
 
 uint8_t* dynamic_smem() { return me().cta->smem; }
 
+void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc at) {
+  tick(at);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (a % bytes != 0)
+    fail_here("misaligned vector access",
+              std::string(what) + " at " + hex(a) + ", which is " + std::to_string(a % bytes) + " bytes past a " +
+                  std::to_string(bytes) + "-byte boundary; on the GPU a vector access must be aligned to its size "
+                  "and this one faults with \"misaligned address\" (PTX ISA §5.4.2)");
+}
+
 uint32_t cvta_shared(const void* p) {
   Cta& cta = *me().cta;
   const uint8_t* q = static_cast<const uint8_t*>(p);

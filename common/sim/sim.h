@@ -48,6 +48,11 @@ void fence_mbarrier_init(SrcLoc at);  // fence.mbarrier_init.release.cluster: pu
 void tcgen05_fence_before(SrcLoc at);  // tcgen05.fence::before_thread_sync: checked ordering
 void tcgen05_fence_after(SrcLoc at);   // tcgen05.fence::after_thread_sync: checked ordering
 
+// ---- vector memory access (global or shared, through a generic pointer)
+// A vector access of `bytes` (8 or 16) at `p`: must be aligned to its size (PTX ISA §5.4.2, a
+// misaligned vector access is a fault on the GPU).
+void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc at);
+
 // ---- clusters
 uint32_t cluster_ctarank(SrcLoc at);
 uint32_t cluster_nctarank(SrcLoc at);

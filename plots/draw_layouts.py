@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
-"""draw_layouts.py - draw the shared-memory layout pictures of docs/core_matrices.md.
+"""draw_layouts.py - draw the layout pictures of docs/core_matrices.md and docs/05_2sm_mma.md.
 
 Every address in the pictures comes from plots/layout_dump.cpp, which prints (as JSON) what the
-address functions of common/descriptors.h return. This script builds that tool if it is missing
-or older than its sources, runs it, checks a few properties of its output, and draws:
+address functions of common/descriptors.h and step 05's own tile-mapping function and
+shared-memory offsets return. This script builds that tool if it is missing or older than its
+sources, runs it, checks a few properties of its output, and draws:
 
   docs/img/core_matrices_noswizzle.png  step 01's no-swizzle K-major tile: core matrices, LBO, SBO
   docs/img/swizzle128_atom.png          one 128B-swizzled atom and what each MMA K step reads
+  docs/img/2sm_data_split.png           step 05: which CTA of a pair holds which rows of A, B, C,
+                                        the CTA -> tile map of an example grid, and the identical
+                                        shared-memory layout of both CTAs with the pair's barrier flow
 
-Usage (from anywhere):  python3 plots/draw_layouts.py [--out-dir DIR] [--dump-json FILE]
-Needs matplotlib (pip install matplotlib) and a C++17 compiler ($CXX, default g++).
+Usage (from anywhere):  python3 plots/draw_layouts.py [--out-dir DIR] [--dump-json FILE] [--only NAME]
+Needs matplotlib (pip install matplotlib), a C++17 compiler ($CXX, default g++) and the CUDA
+headers ($CUDA_HOME, default: the directory above `nvcc` on the PATH, else /usr/local/cuda).
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -21,11 +27,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, Patch, Rectangle  # noqa: E402
+from matplotlib.patches import ConnectionPatch, FancyArrowPatch, Patch, Rectangle  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL_SRC = os.path.join(ROOT, "plots", "layout_dump.cpp")
-TOOL_DEPS = [TOOL_SRC, os.path.join(ROOT, "common", "descriptors.h")]
+TOOL_DEPS = [TOOL_SRC, os.path.join(ROOT, "common", "descriptors.h"), os.path.join(ROOT, "common", "kernel_common.cuh"),
+             os.path.join(ROOT, "steps", "step05_2sm_mma.cu")]
 TOOL_BIN = os.path.join(ROOT, "build", "layout_dump")
 
 # Chunk / k-group colours: tab20 comes in (dark, light) pairs of one hue, so logical 16-byte
@@ -44,7 +51,15 @@ def build_tool():
         if os.path.getmtime(TOOL_BIN) >= newest_src:
             return
     os.makedirs(os.path.dirname(TOOL_BIN), exist_ok=True)
-    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-Wall", "-Wextra", "-I.", TOOL_SRC, "-o", TOOL_BIN]
+    cuda_home = os.environ.get("CUDA_HOME")
+    if not cuda_home:
+        nvcc = shutil.which("nvcc")
+        cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if nvcc else "/usr/local/cuda"
+    # layout_dump.cpp includes step 05's source (emulator build) for its tile-mapping function;
+    # --gc-sections drops that step's kernel and launcher, which would need the emulator to link.
+    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-psabi", "-I.",
+           "-I" + os.path.join(cuda_home, "include"), "-ffunction-sections", "-Wl,--gc-sections", TOOL_SRC,
+           "-o", TOOL_BIN]
     print("building:", " ".join(cmd), file=sys.stderr)
     subprocess.run(cmd, cwd=ROOT, check=True)
 
@@ -83,6 +98,40 @@ def check_dump(d):
     for j, r, h, addr, p in sw["mma_reads"]:
         require(addr // sw["span"] == r, "the MMA stays inside atom row r")
         require(logical_at[(r, p)] == 2 * j + h, "K step j reads logical chunks 2j and 2j+1")
+
+    check_step05(d["step05"])
+
+
+def check_step05(s):
+    bm, bn, pm, br, cs = s["block_m"], s["block_n"], s["pair_m"], s["b_rows"], s["cluster_size"]
+    require(cs == 2 and pm == cs * bm and br * cs == bn, "a pair is 2 CTAs of 128 A rows and half of B each")
+    require(s["idesc_m"] == pm and s["idesc_n"] == bn, "the pair MMA is M = 256, N = 256")
+    require(s["pair_stage_bytes"] == cs * s["stage_bytes"], "the leader's barrier expects both CTAs' bytes")
+    sm = s["smem"]
+    ns = s["num_stages"]
+    require(sm["b_tiles"] == sm["a_tiles"] + ns * sm["a_stage_bytes"], "B tiles follow the A tiles")
+    require(sm["tma_full_bars"] == sm["b_tiles"] + ns * sm["b_stage_bytes"], "barriers follow the B tiles")
+    require(sm["a_stage_bytes"] + sm["b_stage_bytes"] == s["stage_bytes"], "one stage = A tile + B half")
+    require(sm["launch_bytes"] <= 232448, "fits the sm_100 shared-memory limit")
+    ex = s["example"]
+    m, n = ex["m"], ex["n"]
+    require(ex["grid"] % cs == 0 and ex["grid"] == len(s["ctas"]), "the grid is whole clusters")
+    covered = {}
+    by_cluster = {}
+    for b, cl, rank, m0, n0, b0, rows, cols, brows in s["ctas"]:
+        require(cl == b // cs and rank == b % cs, "blockIdx.x = 2 * cluster + rank")
+        by_cluster.setdefault(cl, {})[rank] = (m0, n0, b0)
+        for r in range(m0, m0 + rows):
+            require(0 <= r < m)
+            covered[(r, n0)] = covered.get((r, n0), 0) + 1
+        require(cols == max(0, min(n - n0, bn)), "valid columns")
+    for cl, ranks in by_cluster.items():
+        (m0a, n0a, b0a), (m0b, n0b, b0b) = ranks[0], ranks[1]
+        require(n0a == n0b and m0b == m0a + bm and m0a % pm == 0, "a pair takes consecutive M tiles of one N tile")
+        require(b0a == n0a and b0b == n0a + br, "rank r holds B rows n0 + 128 r .. +127")
+    require(all(v == 1 for v in covered.values()) and
+            len(covered) == m * len({n0 for _, _, _, _, n0, _, _, _, _ in s["ctas"]}),
+            "every row of C is held by exactly one CTA per N tile")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -279,10 +328,189 @@ def draw_swizzle(d, path):
     plt.close(fig)
 
 
+# ------------------------------------------------------------------------------------------------
+LEADER_C, PEER_C = "#4c72b0", "#dd8452"  # rank 0 (leader) blue, rank 1 (peer) orange
+
+
+def rank_color(rank):
+    return LEADER_C if rank % 2 == 0 else PEER_C
+
+
+def draw_2sm(d, path):
+    s = d["step05"]
+    bm, bn, pm, br = s["block_m"], s["block_n"], s["pair_m"], s["b_rows"]
+    sm, ns = s["smem"], s["num_stages"]
+    ex = s["example"]
+    ctas = s["ctas"]
+    pair0 = {rank: (m0, n0, b0) for b, cl, rank, m0, n0, b0, *_ in ctas if cl == 0}
+
+    fig = plt.figure(figsize=(19, 15))
+    gs = fig.add_gridspec(2, 2, height_ratios=[1.3, 0.75], width_ratios=[1.15, 1.0], hspace=0.2, wspace=0.1)
+    fig.suptitle("Step 05: one tcgen05.mma.cta_group::2 (M = %d, N = %d, idesc %s) over a CTA pair\n"
+                 "tiles from the kernel's cta_tile_2sm(), offsets from its constants (plots/layout_dump.cpp)"
+                 % (s["idesc_m"], s["idesc_n"], s["idesc"]), fontsize=15, fontweight="bold", y=0.99)
+
+    # ---- (1) one pair: who holds which rows of A, B and C ------------------------------------
+    ax = fig.add_subplot(gs[0, 0])
+    kw, gap, kt = 170, 20, 34  # schematic width of K, gap to C, width of one k-tile band
+    for rank in (0, 1):
+        m0, n0, b0 = pair0[rank]
+        dm, db = m0 - pair0[0][0], b0 - pair0[0][2]
+        col = rank_color(rank)
+        who = "rank %d (%s)" % (rank, "leader" if rank == 0 else "peer")
+        # A rows: a k-tile band at the outer end, the label in the rest
+        ax.add_patch(Rectangle((-kw - gap, dm), kw, bm, fc=col, alpha=0.55, ec="black", lw=1.2))
+        ax.add_patch(Rectangle((-kw - gap, dm), kt, bm, fill=False, ec="black", lw=0.8, hatch="//"))
+        ax.text(-gap - (kw - kt) / 2, dm + bm / 2, "A rows\nm0+%d .. m0+%d\nin %s's\nshared memory"
+                % (dm, dm + bm - 1, who), ha="center", va="center", fontsize=10.5)
+        # B rows, drawn as columns of B^T above C
+        ax.add_patch(Rectangle((db, -kw - gap), br, kw, fc=col, alpha=0.55, ec="black", lw=1.2))
+        ax.add_patch(Rectangle((db, -kw - gap), br, kt, fill=False, ec="black", lw=0.8, hatch="\\\\"))
+        ax.text(db + br / 2, -gap - (kw - kt) / 2, "B rows\nn0+%d .. n0+%d\nin %s's\nshared memory"
+                % (db, db + br - 1, who), ha="center", va="center", fontsize=10.5)
+        # C rows in this CTA's TMEM
+        ax.add_patch(Rectangle((0, dm), bn, bm, fc=col, alpha=0.3, ec="black", lw=1.6))
+        ax.text(bn / 2, dm + bm / 2, "C rows m0+%d .. m0+%d, all %d columns,\nin %s's TMEM:\n"
+                "lanes 0-%d, columns 0-%d (FP32);\nits own epilogue warps 2-5 store them"
+                % (dm, dm + bm - 1, bn, who, bm - 1, bn - 1), ha="center", va="center", fontsize=11,
+                fontweight="bold")
+    ax.text(-kw - gap + kt / 2, pm + 5, "one k-tile\n(64 of K)", ha="center", va="top", fontsize=9.5)
+    ax.text(bn + 6, -gap - kw + kt / 2, "one k-tile (64 of K)", ha="left", va="center", fontsize=9.5)
+    ax.text(-gap - kw / 2, -gap - kw / 2,
+            "k-tile kt, rank r's TMA:\nA box {64, %d} at (64 kt, m0)\nB box {64, %d} at (64 kt, n0 + %d r)\n"
+            "%d KiB per CTA, %d KiB per pair" % (bm, br, br, s["stage_bytes"] // 1024, s["pair_stage_bytes"] // 1024),
+            ha="center", va="center", fontsize=10.5, bbox=dict(boxstyle="round", fc="white", ec="#888888"))
+    ax.text(-kw - gap, pm + 40,
+            "m0 = %d * (cluster / tiles_n) + %d * rank,  n0 = %d * (cluster %% tiles_n).\n"
+            "Every row of C needs all %d rows of B: the pair MMA reads each CTA's B half from that CTA's\n"
+            "shared memory, at the offset of the leader's descriptor. Each CTA loads only its own half."
+            % (pm, bm, bn, bn), ha="left", va="top", fontsize=10.5, style="italic")
+    ax.set_xlim(-kw - gap - 4, bn + 110)
+    ax.set_ylim(pm + 95, -kw - gap - 4)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title("(1) One pair = one cluster of 2 CTAs = one %d x %d output tile" % (pm, bn), fontsize=13)
+
+    # ---- (2) the CTA -> tile map of an example grid -----------------------------------------
+    ax = fig.add_subplot(gs[0, 1])
+    m, n = ex["m"], ex["n"]
+    for b, cl, rank, m0, n0, b0, rows, cols, brows in ctas:
+        col = rank_color(rank)
+        empty = rows == 0
+        ax.add_patch(Rectangle((n0, m0), bn, bm, fc=col, alpha=0.12 if empty else 0.5,
+                               ec=col if empty else "black", lw=1.5 if empty else 0.8, ls="--" if empty else "-"))
+        ax.text(n0 + bn / 2, m0 + bm / 2, "blockIdx.x %d\ncluster %d, rank %d%s" %
+                (b, cl, rank, "\nno valid row: loads its B half,\nA zero-filled, stores nothing" if empty else ""),
+                ha="center", va="center", fontsize=10 if not empty else 9.2)
+    for cl in sorted({c[1] for c in ctas}):
+        r0 = [c for c in ctas if c[1] == cl and c[2] == 0][0]
+        ax.add_patch(Rectangle((r0[4], r0[3]), bn, pm, fill=False, ec="black", lw=3.0))
+    ax.plot([0, n], [m, m], color="#b00000", lw=2.5, ls=":")
+    ax.text(n + 6, m, "M = %d:\nend of C" % m, color="#b00000", fontsize=10.5, va="center", fontweight="bold")
+    ymax = max(c[3] for c in ctas) + bm
+    ax.set_xlim(0, n + 95)
+    ax.set_ylim(ymax + 8, -8)
+    ax.set_xticks(sorted({c[4] for c in ctas} | {n}))
+    ax.set_yticks(sorted({c[3] for c in ctas} | {ymax}))
+    for sp in ("top", "right"):
+        ax.spines[sp].set_visible(False)
+    ax.set_xlabel("column of C (N = %d)" % n, fontsize=11)
+    ax.set_ylabel("row of C", fontsize=11)
+    ax.set_aspect("equal")
+    ax.set_title("(2) The grid for M = %d, N = %d: %d CTAs in clusters of 2 (thick: one pair).\n"
+                 "Pairs are numbered along N first; the 2 CTAs of a pair take consecutive M tiles."
+                 % (m, n, ex["grid"]), fontsize=12)
+
+    # ---- (3) shared memory of both CTAs: identical offsets, and the pair's barrier flow ------
+    sub = gs[1, :].subgridspec(1, 2, width_ratios=[2.35, 1.0], wspace=0.08)
+    kib = 1024.0
+    row_y = {0: 0.0, 1: 2.4}  # y of each CTA's strip; 1 unit high
+    axl = fig.add_subplot(sub[0, 0])
+    axr = fig.add_subplot(sub[0, 1])
+    cells = [("full[%d]" % i, sm["tma_full_bars"] + 8 * i) for i in range(ns)] + \
+            [("done[%d]" % i, sm["mma_done_bars"] + 8 * i) for i in range(ns)] + \
+            [("mainloop_done", sm["mainloop_done_bar"]), ("tmem slot", sm["tmem_slot"])]
+    for rank, y in row_y.items():
+        col = rank_color(rank)
+        for st in range(ns):
+            a = sm["a_tiles"] + st * sm["a_stage_bytes"]
+            b = sm["b_tiles"] + st * sm["b_stage_bytes"]
+            axl.add_patch(Rectangle((a / kib, y), sm["a_stage_bytes"] / kib, 1, fc=col, alpha=0.6, ec="black"))
+            axl.text((a + sm["a_stage_bytes"] / 2) / kib, y + 0.5, "A[%d]" % st, ha="center", va="center", fontsize=10)
+            axl.add_patch(Rectangle((b / kib, y), sm["b_stage_bytes"] / kib, 1, fc=col, alpha=0.35, ec="black",
+                                    hatch=".."))
+            axl.text((b + sm["b_stage_bytes"] / 2) / kib, y + 0.5, "B[%d]" % st, ha="center", va="center", fontsize=10)
+        axl.add_patch(Rectangle((sm["tma_full_bars"] / kib, y), 2.5, 1, fc="#444444", ec="black"))
+        axl.text(-3, y + 0.5, "rank %d\n(%s)" % (rank, "leader" if rank == 0 else "peer"), fontsize=11.5, color=col,
+                 fontweight="bold", ha="right", va="center")
+        for x in (sm["a_tiles"], sm["b_tiles"], sm["tma_full_bars"]):
+            axl.text(x / kib, y + 1.08, "%d" % x, ha="center", va="top", fontsize=9)
+        # the barriers, one cell per 8-byte mbarrier (and the 4-byte TMEM slot)
+        for i, (name, off) in enumerate(cells):
+            unused = rank == 1 and name.startswith("full")
+            fc = "#dddddd" if unused else ("#f2d16b" if name.startswith("full") else
+                                           "#8fd19e" if name.startswith("done") else
+                                           "#c39bd3" if name.startswith("mainloop") else "#ffffff")
+            axr.add_patch(Rectangle((i, y), 1, 1, fc=fc, ec="black", lw=0.8, hatch="xx" if unused else None))
+            axr.text(i + 0.5, y + 0.5, name, ha="center", va="center", fontsize=7.5, rotation=90)
+        for i in (0, ns, 2 * ns):
+            axr.text(i, y + 1.08, "%d" % cells[i][1], ha="left", va="top", fontsize=8.5)
+    axr.text(0, row_y[1] + 1.45, "rank 1's full[] are never used; they stay so that\nevery later offset is the "
+             "same as in rank 0", fontsize=9, va="top", color="#555555")
+    st = 2
+    # the leader's descriptors: its own stage-st addresses, read at the same offsets in the peer
+    for base, size in ((sm["a_tiles"], sm["a_stage_bytes"]), (sm["b_tiles"], sm["b_stage_bytes"])):
+        x = (base + st * size + size / 2) / kib
+        axl.add_patch(FancyArrowPatch((x, 1.35), (x, row_y[1] - 0.05), arrowstyle="-|>", mutation_scale=14,
+                                      lw=1.8, color="#202020", ls="--"))
+    axl.text((sm["a_tiles"] + st * sm["a_stage_bytes"]) / kib + 20, 1.45,
+             "leader's MMA of a k-tile in stage %d: a_desc / b_desc hold the leader's own addresses;\n"
+             "the hardware reads the peer's A[%d] and B[%d] at the same offsets (dashed)" % (st, st, st),
+             ha="left", va="top", fontsize=10, fontweight="bold")
+    # both CTAs' TMA copies complete on the leader's full[st]
+    for rank, y in row_y.items():
+        x = (sm["b_tiles"] + st * sm["b_stage_bytes"] + sm["b_stage_bytes"] * 0.8) / kib
+        fig.add_artist(ConnectionPatch((x, y + 0.5), (st + 0.5, row_y[0] + 1.0), "data", "data", axesA=axl,
+                                       axesB=axr, arrowstyle="-|>", mutation_scale=14, lw=2.0, color=rank_color(rank),
+                                       connectionstyle="arc3,rad=%s" % ("0.12" if rank == 0 else "-0.1"), zorder=6))
+    axr.text(0, -0.2, "the barriers (bytes %d-%d), magnified. full[s]: the leader's\narrive.expect_tx(%d B), then "
+             "complete_tx from the copies of BOTH\nCTAs (.cta_group::2 TMA, barrier address mapa(full[s], 0))"
+             % (sm["tma_full_bars"], sm["tmem_slot"] + 3, s["pair_stage_bytes"]), fontsize=9.5, va="bottom")
+    # the multicast commit
+    xd = ns + st + 0.5
+    axr.text(ns + 0.2, 1.7, "leader: tcgen05.commit.cta_group::2\n.multicast::cluster, mask 0b%s"
+             % format(s["pair_mask"], "b"), fontsize=9, va="center", color="#1a7f37", fontweight="bold",
+             bbox=dict(boxstyle="round", fc="white", ec="#1a7f37"))
+    axr.add_patch(FancyArrowPatch((xd, 1.35), (xd, 1.0), arrowstyle="-|>", mutation_scale=12, lw=1.8,
+                                  color="#1a7f37"))
+    axr.add_patch(FancyArrowPatch((xd, 2.05), (xd, row_y[1]), arrowstyle="-|>", mutation_scale=12, lw=1.8,
+                                  color="#1a7f37"))
+    for a in (axl, axr):
+        a.set_ylim(row_y[1] + 1.9, -0.5)
+        a.axis("off")
+    axl.set_xlim(-14, sm["tma_full_bars"] / kib + 6)
+    axr.set_xlim(-0.2, len(cells) + 0.2)
+    axl.set_title("(3) Shared memory of both CTAs, identical offsets from the 1024-byte-aligned base:\n"
+                  "%d stages of A (%d KiB) and of half of B (%d KiB), then the barriers; %d B with the alignment slack"
+                  % (ns, sm["a_stage_bytes"] // 1024, sm["b_stage_bytes"] // 1024, sm["launch_bytes"]),
+                  fontsize=12, loc="left")
+
+    handles = [Patch(fc=LEADER_C, alpha=0.6, label="held by rank 0 (leader, even CTA): issues the MMAs"),
+               Patch(fc=PEER_C, alpha=0.6, label="held by rank 1 (peer, odd CTA)"),
+               Patch(fc="#f2d16b", ec="black", label="tma_full_bar[s] (\"stage full\", leader only)"),
+               Patch(fc="#8fd19e", ec="black", label="mma_done_bar[s] (\"stage empty\", both CTAs)"),
+               Patch(fc="#c39bd3", ec="black", label="mainloop_done_bar (both CTAs)")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=10.5, frameon=True)
+    fig.subplots_adjust(left=0.04, right=0.98, top=0.925, bottom=0.07)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "img"), help="where the PNGs go [docs/img]")
     ap.add_argument("--dump-json", help="also save the tool's JSON here")
+    ap.add_argument("--only", help="draw only the pictures whose file name contains this text")
     args = ap.parse_args()
 
     d = run_tool()
@@ -291,11 +519,14 @@ def main():
         with open(args.dump_json, "w") as f:
             json.dump(d, f, indent=1)
     os.makedirs(args.out_dir, exist_ok=True)
-    outs = [os.path.join(args.out_dir, "core_matrices_noswizzle.png"), os.path.join(args.out_dir, "swizzle128_atom.png")]
-    draw_noswizzle(d, outs[0])
-    draw_swizzle(d, outs[1])
-    for o in outs:
-        print("wrote", os.path.relpath(o, ROOT) if os.path.abspath(o).startswith(ROOT + os.sep) else o)
+    pictures = [("core_matrices_noswizzle.png", draw_noswizzle), ("swizzle128_atom.png", draw_swizzle),
+                ("2sm_data_split.png", draw_2sm)]
+    for name, draw in pictures:
+        if args.only and args.only not in name:
+            continue
+        out = os.path.join(args.out_dir, name)
+        draw(d, out)
+        print("wrote", os.path.relpath(out, ROOT) if os.path.abspath(out).startswith(ROOT + os.sep) else out)
 
 
 if __name__ == "__main__":

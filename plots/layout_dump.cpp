@@ -2,15 +2,27 @@
 // functions of common/descriptors.h produce, so that the layout pictures in docs/img/ are drawn
 // from the same code the kernels, the emulator and the tests use (plots/draw_layouts.py runs it).
 //
-//   g++ -std=c++17 -I. plots/layout_dump.cpp -o build/layout_dump && build/layout_dump
+//   g++ -std=c++17 -I. -I"$CUDA_HOME/include" -ffunction-sections -Wl,--gc-sections
+//       plots/layout_dump.cpp -o build/layout_dump && build/layout_dump      (one command line)
+//   ($CUDA_HOME/include provides cuda.h and cuda_bf16.h, which step 05's source includes; see below.)
 //
 // Nothing here computes an address by itself: every offset below comes from
 // tcg::kmajor_operand_addr() or tcg::swizzle_addr(), given a descriptor that tcg::make_smem_desc()
-// encoded and tcg::decode_smem_desc() decoded. Only the tile geometry is restated (see below).
+// encoded and tcg::decode_smem_desc() decoded. Only step 01's tile geometry is restated (see below).
+//
+// Step 05's data split is taken from the kernel source itself: this file includes
+// steps/step05_2sm_mma.cu as the emulator build compiles it (TCG_SIM) and calls its constexpr
+// tile-mapping function sim::cta_tile_2sm() and reads its shared-memory offsets. The kernel and
+// its launcher are compiled too but never called; -ffunction-sections -Wl,--gc-sections drops
+// them, so the tool links without the emulator (they are the only code that calls into it).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
 #include "../common/descriptors.h"
+
+#define TCG_SIM 1
+#include "../steps/step05_2sm_mma.cu"
 
 namespace {
 
@@ -37,6 +49,47 @@ constexpr uint32_t kElem = 2;                         // sizeof(bf16)
 
 void print_hex64(const char* key, uint64_t v, bool comma = true) {
   std::printf("    \"%s\": \"0x%016llx\"%s\n", key, static_cast<unsigned long long>(v), comma ? "," : "");
+}
+
+// Step 05's CTA -> tile mapping for an M x N problem, as the kernel computes it: a 1-D grid of
+// clusters of CLUSTER_SIZE CTAs along x, so %clusterid.x = blockIdx.x / 2 and %cluster_ctarank
+// = blockIdx.x % 2 (ranks follow x within a cluster). The grid size restates sim::launch().
+constexpr int kS05ExampleM = 640;   // 2.5 pairs of rows: the last pair's peer holds no valid row
+constexpr int kS05ExampleN = 512;
+
+void dump_step05() {
+  using namespace sim;
+  const int m = kS05ExampleM, n = kS05ExampleN;
+  const int grid = CLUSTER_SIZE * ceil_div(m, PAIR_M) * ceil_div(n, BLOCK_N);
+  std::printf("  \"step05\": {\n");
+  std::printf("    \"source\": \"steps/step05_2sm_mma.cu\",\n");
+  std::printf("    \"cluster_size\": %d, \"block_m\": %d, \"block_n\": %d, \"pair_m\": %d, \"b_rows\": %d,\n",
+              CLUSTER_SIZE, BLOCK_M, BLOCK_N, PAIR_M, B_ROWS);
+  std::printf("    \"block_k\": %d, \"num_stages\": %d, \"tmem_cols\": %u, \"pair_mask\": %u,\n", BLOCK_K,
+              NUM_STAGES, TMEM_COLS, unsigned(PAIR_MASK));
+  std::printf("    \"idesc\": \"0x%08x\", \"idesc_m\": %u, \"idesc_n\": %u,\n", IDESC, decode_idesc(IDESC).m,
+              decode_idesc(IDESC).n);
+  std::printf("    \"stage_bytes\": %u, \"pair_stage_bytes\": %u,\n", STAGE_BYTES, PAIR_STAGE_BYTES);
+  // Shared-memory offsets from the 1024-byte-aligned base, identical in both CTAs.
+  std::printf("    \"smem\": {\"a_tiles\": %u, \"a_stage_bytes\": %u, \"b_tiles\": %u, \"b_stage_bytes\": %u,\n",
+              A_TILES, A_STAGE_BYTES, B_TILES, B_STAGE_BYTES);
+  std::printf("             \"tma_full_bars\": %u, \"mma_done_bars\": %u, \"mainloop_done_bar\": %u,\n", TMA_FULL_BARS,
+              MMA_DONE_BARS, MAINLOOP_DONE_BAR);
+  std::printf("             \"tmem_slot\": %u, \"smem_bytes\": %u, \"launch_bytes\": %u},\n", TMEM_SLOT, SMEM_BYTES,
+              SMEM_BYTES + kSmemAlignSlack);
+  std::printf("    \"example\": {\"m\": %d, \"n\": %d, \"grid\": %d},\n", m, n, grid);
+  // "ctas": [blockIdx.x, cluster, rank, m0, n0, b_row0, valid A/C rows, valid C columns, valid B rows]
+  std::printf("    \"ctas\": [\n");
+  for (int b = 0; b < grid; ++b) {
+    const int cluster = b / CLUSTER_SIZE, rank = b % CLUSTER_SIZE;
+    const CtaTile t = cta_tile_2sm(cluster, rank, n);
+    const int rows = std::clamp(m - t.m0, 0, BLOCK_M), cols = std::clamp(n - t.n0, 0, BLOCK_N);
+    const int brows = std::clamp(n - t.b_row0, 0, B_ROWS);
+    std::printf("      [%d, %d, %d, %d, %d, %d, %d, %d, %d]%s\n", b, cluster, rank, t.m0, t.n0, t.b_row0, rows, cols,
+                brows, b + 1 == grid ? "" : ",");
+  }
+  std::printf("    ]\n");
+  std::printf("  }\n");
 }
 
 }  // namespace
@@ -145,7 +198,12 @@ int main() {
                     r + 1 == kS01DumpRows && h == 1 ? "" : ",");
   }
   std::printf("    ]\n");
-  std::printf("  }\n");
+  std::printf("  },\n");
+
+  // -------------------------------------------------------------------------------- (c)
+  // Step 05: which CTA of which pair holds which rows of A, B and C, for an example problem,
+  // and the shared-memory layout both CTAs of a pair share.
+  dump_step05();
 
   std::printf("}\n");
   return 0;

@@ -73,6 +73,7 @@ S1=steps/step01_basic_tcgen05.cu
 S2=steps/step02_swizzle128.cu
 S3=steps/step03_pipeline.cu
 S4=steps/step04_warp_specialized.cu
+S5=steps/step05_2sm_mma.cu
 
 # step 01
 case_ s01-no-full-wait $S1 wrong \
@@ -134,6 +135,47 @@ case_ s04-epilogue-loads-before-waiting $S4 wrong \
   '      tmem_wait_ld(r);' '      mbarrier_wait_parity(mainloop_done_bar, 0);
       tcgen05_fence_after_thread_sync();
       tmem_wait_ld(r);'
+
+# step 05 (SHAPE is one CTA pair: 2 CTAs, 16 k-tiles over 7 stages)
+case_ s05-peer-issues-mmas $S5 deadlock \
+  'if (is_leader && elect_one_sync())' 'if (elect_one_sync())'
+case_ s05-commit-not-multicast $S5 deadlock \
+  'mma_commit_2sm_multicast(mma_done_bar(s), PAIR_MASK);' 'mma_commit_2sm(mma_done_bar(s));'
+case_ s05-mainloop-done-leader-only $S5 deadlock \
+  'mma_commit_2sm_multicast(mainloop_done_bar, PAIR_MASK);' 'mma_commit_2sm_multicast(mainloop_done_bar, 0b01);'
+case_ s05-each-cta-tracks-own-stage $S5 wrong \
+  'if (is_leader) mbarrier_arrive_expect_tx(tma_full_bar(s), PAIR_STAGE_BYTES);' \
+  'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);' \
+  'const uint32_t leader_full_bar = mapa_shared_cluster(tma_full_bar(s), leader_rank);' \
+  'const uint32_t leader_full_bar = tma_full_bar(s);'
+case_ s05-expect-tx-one-cta $S5 wrong \
+  'mbarrier_arrive_expect_tx(tma_full_bar(s), PAIR_STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);'
+case_ s05-b-rows-not-split $S5 wrong \
+  'b_row0 = tile.b_row0;' 'b_row0 = tile.n0;'
+case_ s05-no-cluster-sync-after-init $S5 "diag:mbarrier used by another CTA before its init was published" \
+  '  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_accum' '  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_accum'
+case_ s05-no-cluster-sync-before-exit $S5 "diag:CTA exited while its cluster peer can still reach it" \
+  '  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  if (warp == 1) tmem_dealloc_2sm' '  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  if (warp == 1) tmem_dealloc_2sm'
+case_ s05-alloc-cta-group-1 $S5 "diag:mixed .cta_group in one kernel" \
+  '    tmem_alloc_2sm(smem_base + TMEM_SLOT, TMEM_COLS);
+    tmem_relinquish_alloc_permit_2sm();' '    tmem_alloc(smem_base + TMEM_SLOT, TMEM_COLS);
+    tmem_relinquish_alloc_permit();'
+case_ s05-idesc-m128 $S5 wrong \
+  'make_idesc_bf16_f32(PAIR_M, BLOCK_N)' 'make_idesc_bf16_f32(BLOCK_M, BLOCK_N)'
+case_ s05-dealloc-in-leader-only $S5 "diag:TMEM leak" \
+  'if (warp == 1) tmem_dealloc_2sm' 'if (warp == 1 && is_leader) tmem_dealloc_2sm'
 
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

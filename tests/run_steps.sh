@@ -2,12 +2,17 @@
 # run_steps.sh STEP... — runs every step binary in the tcgen05 emulator at shapes chosen to
 # exercise the edges: non-square problems, partial tiles in M and N, K of a single tile, K
 # not a multiple of the K tile, and enough k-tiles that every pipeline stage's barrier parity
-# wraps at least twice (18 k-tiles of 64 over 4 stages: each stage is filled 4-5 times).
+# wraps (18 k-tiles of 64 over 4 stages: each stage is filled 4-5 times; over step 05's 7
+# stages, 2-3 times).
 # `integer` inputs are compared bitwise; `random` inputs run under scheduler seeds 1, 2 and 3.
+# Steps that run on CTA pairs (PAIR_STEPS, clusters of 2 computing 256-row tiles) also run at
+# M = 129, 257 and 383: a pair whose second CTA has 1 valid row, pairs whose second CTA has none,
+# and a leader with a partial tile; integer inputs bitwise, random inputs under seeds 1, 2, 3.
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
 cd "$(dirname "$0")/.."
-passed=0 failed=0
+PAIR_STEPS=" step05 "   # add later 2-SM steps here
+passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...
   local step=$1; shift
   local out
@@ -20,6 +25,7 @@ run() {  # run STEP ARGS...
   fi
 }
 for step in "$@"; do
+  expected=$((expected + 7))
   [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
   run "$step" --m 200 --n 300 --k 1096 --inputs integer               # partial M/N, 18 k-tiles
   run "$step" --m 200 --n 300 --k 1096 --inputs random --sim-seed 1
@@ -28,8 +34,17 @@ for step in "$@"; do
   run "$step" --m 384 --n 136 --k 200 --inputs random --sim-seed 3    # 3 row tiles, K tail
   run "$step" --m 1 --n 8 --k 8 --inputs integer                      # smallest problem
   run "$step" --m 256 --n 512 --k 512 --inputs integer --sim-seed 4   # whole tiles only
+  if [[ "$PAIR_STEPS" == *" $step "* ]]; then
+    expected=$((expected + 6))
+    run "$step" --m 129 --n 300 --k 1096 --inputs integer               # peer CTA: 1 valid row
+    run "$step" --m 129 --n 300 --k 1096 --inputs random --sim-seed 3
+    run "$step" --m 257 --n 136 --k 200 --inputs integer --sim-seed 4   # 2nd pair: leader 1 row, peer none
+    run "$step" --m 257 --n 136 --k 200 --inputs random --sim-seed 1
+    run "$step" --m 383 --n 520 --k 1096 --inputs integer --sim-seed 2  # 2nd pair: leader 127 rows, peer none
+    run "$step" --m 383 --n 520 --k 456 --inputs random --sim-seed 2
+  fi
 done
 echo "emulator step runs: $passed passed, $failed failed"
-# A run that executed nothing must not pass: 7 runs per step, at least one step.
-if [ $# -eq 0 ] || [ "$passed" -ne $((7 * $#)) ]; then echo "expected $((7 * $#)) passing runs for $# step(s)"; exit 1; fi
+# A run that executed nothing must not pass: 7 runs per step (13 for a pair step), at least one step.
+if [ $# -eq 0 ] || [ "$passed" -ne "$expected" ]; then echo "expected $expected passing runs for $# step(s)"; exit 1; fi
 [ "$failed" = 0 ]

@@ -141,10 +141,13 @@ __global__ void __launch_bounds__(NUM_THREADS)
         load(prev + NUM_STAGES);
       }
     }
-    // A commit tracks every earlier tcgen05 operation of this thread (PTX ISA §9.7.16.12.1), so
-    // the last k-tile's barrier covers every MMA.
-    const int last = num_k_tiles - 1;
-    mbarrier_wait_parity(mma_done_bar(last % NUM_STAGES), parity(last));
+    // Drain: wait for the commits of the stages that were not refilled (the last NUM_STAGES
+    // k-tiles). The last one covers every MMA (a commit tracks every earlier tcgen05 operation
+    // of this thread, PTX ISA §9.7.16.12.1); waiting for all of them also leaves no commit
+    // arrival in flight towards this CTA's barriers when it exits, because the ISA orders each
+    // arrival after its own MMAs but not the arrivals of different commits among themselves.
+    for (int kt = num_k_tiles > NUM_STAGES ? num_k_tiles - NUM_STAGES : 0; kt < num_k_tiles; ++kt)
+      mbarrier_wait_parity(mma_done_bar(kt % NUM_STAGES), parity(kt));
   }
   // The issuer reaches this barrier only after it saw the last MMAs complete. The fences make
   // that observation hold for the threads about to read TMEM (PTX ISA §9.7.16.6.4.3).

@@ -123,6 +123,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
         }
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
+      // Drain: wait until the MMAs have released every stage, as if loading NUM_STAGES more
+      // k-tiles. Nothing else waits for the last stages' commit arrivals, and the ISA does not
+      // order them before the final commit's, so without this one could still be in flight
+      // towards this CTA's barriers when it exits.
+      for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES; ++kt) {
+        const int s = kt % NUM_STAGES;
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp

@@ -136,6 +136,18 @@ case_ s04-epilogue-loads-before-waiting $S4 wrong \
       tcgen05_fence_after_thread_sync();
       tmem_wait_ld(r);'
 
+case_ s04-no-drain $S4 "diag:exited with asynchronous work in flight" \
+  '      for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES; ++kt) {
+        const int s = kt % NUM_STAGES;
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity);' \
+  '      for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES && false; ++kt) {
+        const int s = kt % NUM_STAGES;
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity);'
+# step 03
+case_ s03-no-drain $S3 "diag:exited with asynchronous work in flight" \
+  'for (int kt = num_k_tiles > NUM_STAGES ? num_k_tiles - NUM_STAGES : 0; kt < num_k_tiles; ++kt)' \
+  'for (int kt = num_k_tiles - 1; kt < num_k_tiles; ++kt)'
+
 # step 05 (SHAPE is one CTA pair: 2 CTAs, 16 k-tiles over 7 stages)
 case_ s05-peer-issues-mmas $S5 deadlock \
   'if (is_leader && elect_one_sync())' 'if (elect_one_sync())'

@@ -224,6 +224,7 @@ struct Scheduler {
   Fiber* cur = nullptr;
   Rng rng{1};
   double p_preempt = 0.2, p_async = 0.3;
+  double p_newest_first = 0;  // when async work must complete: chance to take the newest copy/arrival
   bool failed = false;
   std::string error;
   std::unique_ptr<Cluster> cluster;

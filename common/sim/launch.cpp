@@ -110,14 +110,18 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   // asynchronous operations complete relative to the issuing threads.
   // The seed picks a regime for asynchronous work (copies, MMAs, commits, remote arrivals):
   //   seed % 4 == 0  lazy:  it completes when no thread can run, otherwise only at one
-  //                  scheduling step in 2000 (it must still complete under a thread that polls
-  //                  memory), so a read that forgot to wait sees stale data;
+  //                  scheduling step in 10000 (it must still complete under a thread that polls
+  //                  memory), so a read that forgot to wait sees stale data; and nine times in
+  //                  ten when it must complete, it does so in the most adversarial order (the
+  //                  tcgen05 queues first, then the newest copy or arrival), so unordered
+  //                  operations (copies, commit arrivals) really land out of issue order;
   //   seed % 4 == 2  eager: it completes as soon as it is issued, before any thread runs again;
   //   otherwise      it completes at random points in between.
   // Every seed also draws how often threads are preempted at an instruction.
   s.p_preempt = 0.02 + 0.5 * s.rng.uniform();
   const double p_random = 0.02 + 0.9 * s.rng.uniform();
-  s.p_async = g_options.seed % 4 == 0 ? 0.0005 : g_options.seed % 4 == 2 ? 1.0 : p_random;
+  s.p_async = g_options.seed % 4 == 0 ? 0.0001 : g_options.seed % 4 == 2 ? 1.0 : p_random;
+  s.p_newest_first = g_options.seed % 4 == 0 ? 0.9 : 0.0;
   s.body = &body;
   s.grid = grid;
   s.block = block;

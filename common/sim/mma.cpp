@@ -14,7 +14,8 @@
 //    [64v, +64) with columns [0, N/2) in lanes 0-63 and [N/2, N) in lanes 64-127 (layout B).
 //  * The MMAs and commits of one thread complete in issue order, asynchronously; a commit
 //    arrives once on its mbarrier (or, with .multicast::cluster, on the mbarrier at that offset
-//    in every CTA of the mask) after all of them.
+//    in every CTA of the mask) after all of them. The arrivals of different commits are not
+//    ordered among themselves: they land in any order the seed picks.
 // Accumulation: each output is a float sum over k in order, then + D: the hardware's order and
 // internal precision are unspecified (facts §13.21), so bitwise checks use exact inputs.
 #include <cmath>
@@ -306,13 +307,23 @@ void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_ma
     mask |= 1u << t->rank;
   }
   const std::string by = "the " + std::string(what) + " issued by " + who(f) + " at " + loc(at);
-  push_tc_op(f, AsyncOp{[arrivals, by] {
+  // The commit's place in this thread's tcgen05 queue is when its MMAs have completed; the
+  // arrival itself then travels separately, one per destination CTA. The ISA orders each arrival
+  // after the operations its commit tracks, not the arrivals of different commits (or of
+  // different destinations) among themselves, so they land in any order (seeded).
+  Fiber* fp = &f;
+  push_tc_op(f, AsyncOp{[arrivals, by, fp, at] {
                           for (const auto& [t, tbar] : arrivals) {
-                            Mbar& b = t->mbars.find(tbar & kOffsetMask)->second;
-                            mbar_do_arrive(b, tbar, 1, by);
+                            Cta* tp = t;
+                            const uint32_t b_addr = tbar;
+                            push_async(AsyncOp{[tp, b_addr, by] {
+                                                 Mbar& b = tp->mbars.find(b_addr & kOffsetMask)->second;
+                                                 mbar_do_arrive(b, b_addr, 1, by);
+                                               },
+                                               1u << t->rank, "a tcgen05.commit arrival", fp, at});
                           }
                         },
-                        mask, "a tcgen05.commit arrival", &f, at});
+                        mask, "a tcgen05.commit (waiting for its MMAs)", &f, at});
 }
 
 }  // namespace tcsim

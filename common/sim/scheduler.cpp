@@ -386,12 +386,15 @@ void run_cluster(Scheduler& s) {
       throw SimError(deadlock_report(s));
     }
     if (n_async > 0 && (s.runnable.empty() || s.rng.uniform() < s.p_async)) {
-      const size_t pick = s.rng.below(n_async);
+      size_t pick = s.rng.below(n_async);
+      // Lazy seeds sometimes complete in the most adversarial order: the in-order tcgen05
+      // queues first (so their commit arrivals pile up), then the newest copy or arrival.
+      if (s.runnable.empty() && s.rng.uniform() < s.p_newest_first)
+        pick = !s.tc_busy.empty() ? s.async_ops.size() + s.rng.below(s.tc_busy.size()) : s.async_ops.size() - 1;
       AsyncOp op;
       if (pick < s.async_ops.size()) {
         op = std::move(s.async_ops[pick]);
-        s.async_ops[pick] = std::move(s.async_ops.back());
-        s.async_ops.pop_back();
+        s.async_ops.erase(s.async_ops.begin() + long(pick));  // keeps issue order (a short list)
       } else {
         const size_t i = pick - s.async_ops.size();
         Fiber& f = *s.tc_busy[i];

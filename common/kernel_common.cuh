@@ -110,6 +110,20 @@ inline CUtensorMap make_tensor_map(const TiledMap& m, const char* file = __built
   }
 }
 
+// The number of SMs of the device a kernel will run on: from the current CUDA device on the GPU,
+// the emulator's --sim-sms option (default 148, a B200) in the emulator. Persistent kernels size
+// their grid by it.
+inline int num_sms() {
+#if defined(TCG_SIM)
+  return ::tcsim::options().num_sms;
+#else
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+#endif
+}
+
 struct LaunchDims {
   dim3 grid;
   dim3 block;

@@ -14,6 +14,8 @@ struct Options {
                                                 // report a livelock
   double watchdog_seconds = 20;         // no progress for this long -> "livelock (no progress)",
                                         // process exits 1 (0 disables the watchdog)
+  int num_sms = 148;                    // SMs of the emulated GPU (--sim-sms): what a persistent
+                                        // kernel sizes its grid by (tcg::num_sms()); a B200 has 148
 };
 
 struct Stats {

@@ -143,6 +143,11 @@ case_ s04-no-drain $S4 "diag:exited with asynchronous work in flight" \
   '      for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES && false; ++kt) {
         const int s = kt % NUM_STAGES;
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);'
+case_ s04-tmem-column-zero $S4 "diag:TMEM access outside the allocation" \
+  'const uint32_t tmem_accum = *tmem_slot;' 'const uint32_t tmem_accum = 0;  // "the allocation starts at column 0"'
+case_ s04-no-fence-mbarrier-init $S4 "diag:mbarrier init not fenced for the async proxy" \
+  '    mbarrier_init(mainloop_done_bar, 1);  // one arrival: the final tcgen05.commit
+    fence_mbarrier_init();' '    mbarrier_init(mainloop_done_bar, 1);  // one arrival: the final tcgen05.commit'
 # step 03
 case_ s03-no-drain $S3 "diag:exited with asynchronous work in flight" \
   'for (int kt = num_k_tiles > NUM_STAGES ? num_k_tiles - NUM_STAGES : 0; kt < num_k_tiles; ++kt)' \

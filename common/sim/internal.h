@@ -7,7 +7,7 @@
 // when issued and performed when the seeded scheduler picks it.
 //
 // Files: scheduler.cpp (fibers, wait queues, warp collectives, the run loop, deadlock and
-// livelock reports), launch.cpp (grid, clusters, CTA start and exit checks), memory.cpp (shared
+// livelock reports), launch.cpp (grid, SMs and residency, clusters, CTA start and exit checks), memory.cpp (shared
 // and cluster addressing, distributed shared memory), sync.cpp (bar.sync, __syncwarp, elect,
 // fences, the cluster barrier), mbarrier.cpp, copies.cpp (TMA, bulk copies, multicast),
 // tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
@@ -90,10 +90,11 @@ struct Mbar {
 // with work in flight towards it can be reported.
 struct AsyncOp {
   std::function<void()> run;
-  uint32_t targets = 0;
+  uint32_t targets = 0;  // ranks in the issuer's cluster
   const char* what = "";
   Fiber* issuer = nullptr;
   SrcLoc at{};
+  Cluster* cluster = nullptr;  // the issuer's (filled in when queued)
 };
 
 struct PendingLd {
@@ -177,6 +178,15 @@ struct PairCollective {
   WaitQueue waiters;
 };
 
+// A streaming multiprocessor of the emulated GPU: the CTAs resident on it share its shared memory,
+// its thread slots and its 128 x 512 TMEM columns.
+struct Sm {
+  uint32_t id = 0;
+  std::vector<uint32_t> tmem;  // 128 lanes x 512 columns
+  std::vector<Cta*> resident;
+  uint32_t smem_used = 0, threads_used = 0;
+};
+
 // Who reached into this CTA's shared memory or TMEM from another CTA of the cluster, and when
 // (the accessing thread's count of cluster-barrier arrivals at the time), for the exit check.
 struct RemoteAccess {
@@ -190,12 +200,12 @@ struct Cta {
   uint3 block_idx{};
   uint32_t rank = 0;  // %cluster_ctarank
   Cluster* cluster = nullptr;
+  Sm* sm = nullptr;  // where it is resident
   std::vector<uint8_t> smem_storage;
   uint8_t* smem = nullptr;
   uint32_t smem_bytes = 0;
   std::map<uint32_t, Mbar> mbars;  // keyed by shared::cta offset (address without rank bits)
-  std::vector<uint32_t> tmem;      // 128 lanes x 512 columns
-  std::vector<TmemAlloc> allocs;
+  std::vector<TmemAlloc> allocs;   // its columns of its SM's TMEM
   bool relinquished = false;
   std::vector<Fiber*> fibers;
   std::vector<Collective> warps;
@@ -211,6 +221,9 @@ struct Cluster {
   uint3 id{};  // %clusterid
   dim3 shape{1, 1, 1};
   std::vector<Cta*> ctas;  // by rank
+  std::vector<std::unique_ptr<Cta>> owned_ctas;
+  std::vector<std::unique_ptr<Fiber>> fibers;
+  size_t done = 0;  // fibers that have exited
   // barrier.cluster (§9.7.13.3): completed phases, arrivals in the current phase.
   uint64_t phases = 0;
   uint32_t arrived = 0;
@@ -227,13 +240,18 @@ struct Scheduler {
   double p_newest_first = 0;  // when async work must complete: chance to take the newest copy/arrival
   bool failed = false;
   std::string error;
-  std::unique_ptr<Cluster> cluster;
-  std::vector<std::unique_ptr<Cta>> ctas;
-  std::vector<std::unique_ptr<Fiber>> fibers;
+  // The grid runs on `sms`: clusters are made resident (all their CTAs at once, on distinct SMs)
+  // in grid order as resources allow, and retired when all their threads have exited.
+  std::vector<Sm> sms;
+  std::vector<std::unique_ptr<Cluster>> clusters;  // resident
+  uint64_t next_cluster = 0, num_clusters = 0;
+  dim3 cluster_shape{1, 1, 1};
+  uint32_t smem_per_cta = 0, max_ctas_per_sm = 1, max_resident_ctas = 1, resident_ctas = 0;
+  WaitQueue tmem_waiters;          // tcgen05.alloc waiting for TMEM columns to be freed
   std::vector<AsyncOp> async_ops;  // copies, remote arrivals, tcgen05.ld reads: complete in any order
   std::vector<Fiber*> runnable;    // fibers that may run now (order irrelevant: picks are random)
   std::vector<Fiber*> tc_busy;     // fibers with queued tcgen05 operations
-  size_t done = 0;                 // fibers that have exited
+  bool retire_pending = false;     // a cluster finished: retire it on the scheduler's stack
   const std::function<void()>* body = nullptr;
   dim3 grid, block;
   uint64_t clock = 1;              // logical time: advanced at every synchronisation event
@@ -265,16 +283,23 @@ bool same_loc(SrcLoc a, SrcLoc b);
 // Warp collectives (.sync.aligned): all live lanes of the warp execute the same instruction; the
 // last to arrive performs `op` with every lane's data. full_warp: all 32 lanes must be alive.
 void collective(const char* name, void* data, const std::function<void(Collective&)>& op, bool full_warp = false);
-void run_cluster(Scheduler& s);
+// Runs the grid: admits clusters (admit_clusters), interleaves their threads and asynchronous
+// work, retires finished clusters, until every cluster has run.
+void run_grid(Scheduler& s);
 void* get_stack();
-void release_stacks(Scheduler& s);  // back to the pool, for the next cluster
-void create_fiber(Scheduler& s, Cta* cta, uint32_t t);
+void release_stack(void* stack);
+void create_fiber(Scheduler& s, Cluster& cl, Cta* cta, uint32_t t);
+std::string deadlock_report(Scheduler& s);
 // Ends the process with a livelock report if no emulated instruction runs for `seconds`
 // (a spin on ordinary memory); stops when the returned handle is destroyed.
 std::shared_ptr<void> start_watchdog(double seconds);
 
 // ---- CTA lifecycle (launch.cpp)
 void cta_finished(Cta& cta);  // the last thread of `cta` exited: exit checks
+// Makes the next clusters of the grid resident while SMs have room; false when none could be
+// placed although some remain and nothing is resident (cannot happen for a valid launch).
+void admit_clusters(Scheduler& s);
+void retire_clusters(Scheduler& s);  // frees the SM resources and threads of finished clusters
 
 // ---- shared memory (memory.cpp)
 struct SmemRef {
@@ -317,7 +342,8 @@ void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool r
 void publish_inits(bool fence, bool cluster_release);
 
 // ---- TMEM (tmem.cpp)
-uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col);
+uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col);  // in the CTA's SM's TMEM
+std::string describe_sm_tmem(const Sm& sm);                 // who holds which columns
 const TmemAlloc* tmem_find(const Cta& cta, uint32_t col, uint32_t ncols);
 std::string describe_allocs(const Cta& cta);
 void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* what);

@@ -1,17 +1,25 @@
-// launch.cpp — a kernel launch in the emulator: the grid, its clusters, and the checks made when
-// a CTA exits.
+// launch.cpp — a kernel launch in the emulator: the grid, its clusters, where they run, and the
+// checks made when a CTA exits.
 //
 // Models: a grid of CTAs launched in clusters (cudaLaunchKernelEx with a cluster dimension; the
 // grid must be a whole number of clusters, at most 8 CTAs each, the portable limit: CUDA
 // Programming Guide, "Thread Block Clusters"); %cluster_ctarank = x + y*X + z*X*Y inside the
-// cluster, %clusterid = the cluster's index (PTX ISA §10.12-10.16). All CTAs of a cluster run
-// together (they are co-scheduled on hardware); clusters run one after another.
+// cluster, %clusterid = the cluster's index (PTX ISA §10.12-10.16).
+// Residency: the GPU has Options::num_sms SMs. Clusters become resident in grid order, all CTAs
+// of a cluster at once on distinct SMs (an aligned group of cluster-size SMs, so a CTA pair sits
+// on an SM pair), each SM holding as many CTAs as its 228 KiB of shared memory (the CTA's
+// dynamic shared memory + 1 KiB reserved each), 2048 threads and 32 CTA slots allow (the CUDA
+// occupancy rules for compute capability 10.0; registers are not counted: the emulator build does
+// not know them) or Options::ctas_per_sm. Among the SM groups with room, the seed picks one. The
+// CTAs of one SM share its TMEM (tmem.cpp). A cluster is retired when all its threads have
+// exited, which makes room for the next.
 // When the last thread of a CTA exits, its resources die with it, so the emulator checks that
 // nothing can still reach them: no asynchronous operation in flight towards its shared memory,
 // mbarriers or TMEM; no access from another CTA of the cluster that is not ordered before the
 // CTA's last cluster-barrier wait (CUDA Programming Guide, "Distributed Shared Memory": a CTA
 // must not exit while others may still access its shared memory); no TMEM left allocated
 // (PTX ISA §9.7.16.7.1); no transaction bytes announced and never delivered (§9.7.13.15).
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -23,15 +31,25 @@ using namespace detail;
 namespace detail {
 
 namespace {
-// The asynchronous operations of this cluster that still target `rank`.
-const AsyncOp* pending_towards(Scheduler& s, uint32_t rank) {
+constexpr uint32_t kSmemPerSm = 233472;  // 228 KiB of shared memory per SM (sm_100)
+constexpr uint32_t kSmemReservedPerCta = 1024;
+constexpr uint32_t kThreadsPerSm = 2048;
+constexpr uint32_t kCtasPerSm = 32;
+
+// The asynchronous operations of `cl` that still target `rank`.
+const AsyncOp* pending_towards(Scheduler& s, const Cluster* cl, uint32_t rank) {
   const uint32_t bit = 1u << rank;
   for (const AsyncOp& op : s.async_ops)
-    if (op.targets & bit) return &op;
+    if (op.cluster == cl && (op.targets & bit)) return &op;
   for (Fiber* f : s.tc_busy)
     for (const AsyncOp& op : f->tc_ops)
-      if (op.targets & bit) return &op;
+      if (op.cluster == cl && (op.targets & bit)) return &op;
   return nullptr;
+}
+
+bool sm_has_room(const Scheduler& s, const Sm& sm) {
+  return sm.resident.size() < s.max_ctas_per_sm && sm.smem_used + s.smem_per_cta <= kSmemPerSm &&
+         sm.threads_used + s.block.x <= kThreadsPerSm;
 }
 }  // namespace
 
@@ -39,7 +57,7 @@ void cta_finished(Cta& cta) {
   Scheduler& s = *g_sched;
   cta.finished = true;
   const std::string name = cta_name(cta);
-  if (const AsyncOp* op = pending_towards(s, cta.rank))
+  if (const AsyncOp* op = pending_towards(s, cta.cluster, cta.rank))
     fail("tcsim: CTA exited with asynchronous work in flight\n  " + name + " exited while " + op->what +
          " issued by " + (op->issuer ? who(*op->issuer) : std::string("?")) + " at " + loc(op->at) +
          " still targets its shared memory, mbarriers or TMEM; a CTA's resources end with it, so wait for that "
@@ -73,6 +91,81 @@ void cta_finished(Cta& cta) {
   }
 }
 
+void admit_clusters(Scheduler& s) {
+  const uint32_t csize = s.cluster_shape.x * s.cluster_shape.y * s.cluster_shape.z;
+  while (s.next_cluster < s.num_clusters && s.resident_ctas + csize <= s.max_resident_ctas) {
+    // SM groups (csize aligned SMs) with room for one CTA on each.
+    std::vector<uint32_t> groups;
+    for (uint32_t g = 0; g + csize <= s.sms.size(); g += csize) {
+      bool room = true;
+      for (uint32_t i = 0; i < csize; ++i) room = room && sm_has_room(s, s.sms[g + i]);
+      if (room) groups.push_back(g);
+    }
+    if (groups.empty()) return;  // wait for a cluster to retire
+    const uint32_t g = groups[s.rng.below(groups.size())];
+    // Cluster index -> cluster coordinates, x fastest (grid order).
+    const dim3 grid_c(s.grid.x / s.cluster_shape.x, s.grid.y / s.cluster_shape.y, s.grid.z / s.cluster_shape.z);
+    const uint64_t ci = s.next_cluster++;
+    const uint32_t cx = uint32_t(ci % grid_c.x), cy = uint32_t(ci / grid_c.x % grid_c.y),
+                   cz = uint32_t(ci / (uint64_t(grid_c.x) * grid_c.y));
+    auto clp = std::make_unique<Cluster>();
+    Cluster& cl = *clp;
+    cl.id = uint3{cx, cy, cz};
+    cl.shape = s.cluster_shape;
+    cl.threads = csize * s.block.x;
+    const dim3 cs = s.cluster_shape;
+    for (uint32_t r = 0; r < csize; ++r) {
+      auto cta = std::make_unique<Cta>();
+      cta->block_idx = uint3{cx * cs.x + r % cs.x, cy * cs.y + (r / cs.x) % cs.y, cz * cs.z + r / (cs.x * cs.y)};
+      cta->rank = r;
+      cta->cluster = &cl;
+      cta->sm = &s.sms[g + r];
+      if (cta->sm->tmem.empty()) cta->sm->tmem.assign(size_t(tcg::kTmemLanes) * tcg::kTmemColumns, kTmemPoison);
+      cta->sm->resident.push_back(cta.get());
+      cta->sm->smem_used += s.smem_per_cta;
+      cta->sm->threads_used += s.block.x;
+      cta->smem_bytes = s.smem_per_cta - kSmemReservedPerCta;
+      cta->smem_storage.assign(size_t(cta->smem_bytes) + 1024, 0xFF);  // 0xFFFF is a BF16 NaN
+      cta->smem = cta->smem_storage.data();
+      const uint32_t nwarps = (s.block.x + 31) / 32;
+      cta->warps.assign(nwarps, Collective{});
+      cta->warp_exited.assign(nwarps, 0);
+      for (auto& b : cta->bars) b.expected = s.block.x;
+      cl.ctas.push_back(cta.get());
+      cl.owned_ctas.push_back(std::move(cta));
+      g_stats.ctas++;
+    }
+    for (Cta* cta : cl.ctas)
+      for (uint32_t t = 0; t < s.block.x; ++t) create_fiber(s, cl, cta, t);
+    s.resident_ctas += csize;
+    s.clusters.push_back(std::move(clp));
+  }
+}
+
+void retire_clusters(Scheduler& s) {
+  s.retire_pending = false;
+  for (size_t i = 0; i < s.clusters.size();) {
+    Cluster& cl = *s.clusters[i];
+    if (cl.done != cl.fibers.size()) {
+      ++i;
+      continue;
+    }
+    for (Cta* cta : cl.ctas) {
+      Sm& sm = *cta->sm;
+      sm.resident.erase(std::find(sm.resident.begin(), sm.resident.end(), cta));
+      sm.smem_used -= s.smem_per_cta;
+      sm.threads_used -= s.block.x;
+    }
+    // Drop the cluster's finished bookkeeping from the asynchronous pool (loads already waited).
+    s.async_ops.erase(std::remove_if(s.async_ops.begin(), s.async_ops.end(),
+                                     [&cl](const AsyncOp& op) { return op.cluster == &cl && op.targets == 0; }),
+                      s.async_ops.end());
+    for (auto& f : cl.fibers) release_stack(f->stack);
+    s.resident_ctas -= uint32_t(cl.ctas.size());
+    s.clusters.erase(s.clusters.begin() + long(i));
+  }
+}
+
 }  // namespace detail
 
 // =============================================================================================
@@ -94,6 +187,11 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
     throw SimError("tcsim: invalid grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
                    std::to_string(grid.z) + "): x must be in 1..2^31-1, y and z in 1..65535 (as on the GPU)");
   const uint32_t cluster_size = cluster.x * cluster.y * cluster.z;
+  if (g_options.num_sms < 1 || g_options.num_sms > 1024)
+    throw SimError("tcsim: --sim-sms " + std::to_string(g_options.num_sms) + " is not in 1..1024");
+  if (smem_bytes + kSmemReservedPerCta > kSmemPerSm || nthreads > kThreadsPerSm)
+    throw SimError("tcsim: a CTA of " + std::to_string(nthreads) + " threads and " + std::to_string(smem_bytes) +
+                   " bytes of shared memory does not fit on an SM");
   if (cluster_size == 0 || cluster_size > 8)
     throw SimError("tcsim: cluster (" + std::to_string(cluster.x) + ", " + std::to_string(cluster.y) + ", " +
                    std::to_string(cluster.z) + ") has " + std::to_string(cluster_size) +
@@ -102,6 +200,10 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
     throw SimError("tcsim: grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
                    std::to_string(grid.z) + ") is not a whole number of clusters (" + std::to_string(cluster.x) +
                    ", " + std::to_string(cluster.y) + ", " + std::to_string(cluster.z) + ")");
+  if (cluster_size > uint32_t(g_options.num_sms))
+    throw SimError("tcsim: a cluster of " + std::to_string(cluster_size) + " CTAs needs " + std::to_string(cluster_size) +
+                   " SMs (its CTAs run on distinct SMs), but the emulated GPU has " + std::to_string(g_options.num_sms) +
+                   " (--sim-sms)");
   g_stats = Stats{};
   const auto t0 = Clock::now();
   Scheduler s;
@@ -125,49 +227,24 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   s.body = &body;
   s.grid = grid;
   s.block = block;
+  s.cluster_shape = cluster;
+  s.num_clusters = uint64_t(grid.x / cluster.x) * (grid.y / cluster.y) * (grid.z / cluster.z);
+  s.smem_per_cta = smem_bytes + kSmemReservedPerCta;
+  s.max_ctas_per_sm = std::min<uint32_t>(kCtasPerSm, g_options.ctas_per_sm > 0 ? uint32_t(g_options.ctas_per_sm) : kCtasPerSm);
+  s.max_resident_ctas = std::max<uint32_t>(cluster_size, uint32_t(std::max(1, g_options.max_resident_ctas)));
+  s.sms.resize(size_t(g_options.num_sms));
+  for (size_t i = 0; i < s.sms.size(); ++i) s.sms[i].id = uint32_t(i);  // TMEM storage: on first use
   g_sched = &s;
   const std::shared_ptr<void> watchdog = start_watchdog(g_options.watchdog_seconds);
   struct Reset {
     ~Reset() {
-      release_stacks(*g_sched);
+      for (auto& cl : g_sched->clusters)
+        for (auto& f : cl->fibers) release_stack(f->stack);
       g_sched = nullptr;
     }
   } reset;
-  for (uint32_t cz = 0; cz < grid.z; cz += cluster.z)
-    for (uint32_t cy = 0; cy < grid.y; cy += cluster.y)
-      for (uint32_t cx = 0; cx < grid.x; cx += cluster.x) {
-        release_stacks(s);
-        s.ctas.clear();
-        s.async_ops.clear();
-        s.runnable.clear();
-        s.tc_busy.clear();
-        s.done = 0;
-        s.cluster = std::make_unique<Cluster>();
-        Cluster& cl = *s.cluster;
-        cl.id = uint3{cx / cluster.x, cy / cluster.y, cz / cluster.z};
-        cl.shape = cluster;
-        cl.threads = cluster_size * nthreads;
-        for (uint32_t r = 0; r < cluster_size; ++r) {
-          auto cta = std::make_unique<Cta>();
-          cta->block_idx = uint3{cx + r % cluster.x, cy + (r / cluster.x) % cluster.y, cz + r / (cluster.x * cluster.y)};
-          cta->rank = r;
-          cta->cluster = &cl;
-          cta->smem_bytes = smem_bytes;
-          cta->smem_storage.assign(size_t(smem_bytes) + 1024, 0xFF);  // 0xFFFF is a BF16 NaN
-          cta->smem = cta->smem_storage.data();
-          cta->tmem.assign(size_t(tcg::kTmemLanes) * tcg::kTmemColumns, kTmemPoison);
-          const uint32_t nwarps = (nthreads + 31) / 32;
-          cta->warps.assign(nwarps, Collective{});
-          cta->warp_exited.assign(nwarps, 0);
-          for (auto& b : cta->bars) b.expected = nthreads;
-          cl.ctas.push_back(cta.get());
-          s.ctas.push_back(std::move(cta));
-          g_stats.ctas++;
-        }
-        for (auto& cta : s.ctas)
-          for (uint32_t t = 0; t < nthreads; ++t) create_fiber(s, cta.get(), t);
-        run_cluster(s);  // returns once every thread exited and all asynchronous work completed
-      }
+  run_grid(s);  // returns once every cluster has run and all asynchronous work completed
+
   g_stats.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 

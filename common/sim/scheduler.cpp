@@ -154,9 +154,13 @@ void notify(WaitQueue& q) {
   q.resize(keep);
 }
 
-void push_async(AsyncOp op) { g_sched->async_ops.push_back(std::move(op)); }
+void push_async(AsyncOp op) {
+  op.cluster = op.issuer ? op.issuer->cta->cluster : nullptr;
+  g_sched->async_ops.push_back(std::move(op));
+}
 
 void push_tc_op(Fiber& f, AsyncOp op) {
+  op.cluster = f.cta->cluster;
   f.tc_ops.push_back(std::move(op));
   if (!f.has_tc_ops) {
     f.has_tc_ops = true;
@@ -275,8 +279,9 @@ void fiber_entry() {
   Fiber& f = *s.cur;
   f.state = FState::kDone;
   unset_runnable(&f);
-  s.done++;
   Cta& cta = *f.cta;
+  Cluster& cl = *cta.cluster;
+  cl.done++;
   cta.exited++;
   cta.warp_exited[f.warp]++;
   // __syncthreads counts exited threads as arrived, so an exit can complete it.
@@ -297,6 +302,7 @@ void fiber_entry() {
       fail("tcsim: tcgen05.ld never waited for\n  " + who(f) + " exited with the tcgen05.ld issued at " + loc(b->at) +
            " still outstanding; tcgen05.wait::ld must come before its registers are used");
   if (cta.exited == int(cta.fibers.size())) cta_finished(cta);
+  if (cl.done == cl.fibers.size()) s.retire_pending = true;  // retired on the scheduler's stack
   // Other outstanding asynchronous work of an exited thread still completes (nothing cancels it)
   // as long as its CTA is alive; cta_finished() reports work that outlives the CTA.
   _longjmp(s.main_jb, 1);
@@ -316,13 +322,10 @@ void* get_stack() {
   return p;
 }
 
-void release_stacks(Scheduler& s) {
-  for (auto& f : s.fibers) g_stack_pool.push_back(f->stack);
-  s.fibers.clear();
-}
+void release_stack(void* stack) { g_stack_pool.push_back(stack); }
 
 // getcontext() lives in its own frame so that no local of the launch loop can be clobbered.
-__attribute__((noinline)) void create_fiber(Scheduler& s, Cta* cta, uint32_t t) {
+__attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta, uint32_t t) {
   auto f = std::make_unique<Fiber>();
   f->vars.thread_idx = uint3{t, 0, 0};
   f->vars.block_idx = cta->block_idx;
@@ -341,14 +344,14 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cta* cta, uint32_t t) 
   makecontext(&f->ctx, fiber_entry, 0);
   cta->fibers.push_back(f.get());
   set_runnable(f.get());
-  s.fibers.push_back(std::move(f));
+  cl.fibers.push_back(std::move(f));
 }
 
-namespace {
 std::string deadlock_report(Scheduler& s) {
   std::ostringstream o;
   o << "tcsim: deadlock\n  every thread is blocked and no asynchronous operation is pending. Blocked threads:\n";
-  for (auto& ctap : s.ctas) {
+  for (auto& clp : s.clusters)
+  for (Cta* ctap : clp->ctas) {
     Cta& cta = *ctap;
     // Group consecutive lanes of one warp that wait on the same thing at the same line.
     size_t i = 0;
@@ -373,16 +376,17 @@ std::string deadlock_report(Scheduler& s) {
   }
   return o.str();
 }
-}  // namespace
 
-void run_cluster(Scheduler& s) {
+void run_grid(Scheduler& s) {
   for (;;) {
     if (s.failed) throw SimError(s.error);
+    if (s.retire_pending) retire_clusters(s);
+    admit_clusters(s);
     // Asynchronous operations that may complete now: any copy / remote arrival / TMEM read,
     // and the oldest tcgen05 operation of each thread that has some.
     const size_t n_async = s.async_ops.size() + s.tc_busy.size();
     if (s.runnable.empty() && n_async == 0) {
-      if (s.done == s.fibers.size()) return;
+      if (s.clusters.empty() && s.next_cluster == s.num_clusters) return;
       throw SimError(deadlock_report(s));
     }
     if (n_async > 0 && (s.runnable.empty() || s.rng.uniform() < s.p_async)) {

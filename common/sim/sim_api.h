@@ -14,8 +14,13 @@ struct Options {
                                                 // report a livelock
   double watchdog_seconds = 20;         // no progress for this long -> "livelock (no progress)",
                                         // process exits 1 (0 disables the watchdog)
-  int num_sms = 148;                    // SMs of the emulated GPU (--sim-sms): what a persistent
-                                        // kernel sizes its grid by (tcg::num_sms()); a B200 has 148
+  int num_sms = 148;                    // SMs of the emulated GPU (--sim-sms): where CTAs are made
+                                        // resident, and what a persistent kernel sizes its grid by
+                                        // (tcg::num_sms()); a B200 has 148
+  int ctas_per_sm = 0;                  // at most this many CTAs resident per SM (--sim-ctas-per-sm);
+                                        // 0: as many as shared memory, threads and CTA slots allow
+  int max_resident_ctas = 8;           // the emulator's own cap on CTAs running at once (memory and
+                                        // speed of the emulation; hardware may run more)
 };
 
 struct Stats {

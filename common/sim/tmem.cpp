@@ -2,15 +2,19 @@
 //
 // Models (PTX ISA §9.7.16.1 tensor memory, §9.7.16.7.1 alloc/dealloc/relinquish, §9.7.16.8.1
 // access restrictions, §9.7.16.8.3 tcgen05.ld, §9.7.16.8.5 wait::ld):
-//  * per CTA 128 lanes x 512 columns of 32-bit cells, allocated in power-of-two column counts
-//    in [32, 512] by one full warp; the address (lane 0, first column) is written to shared
-//    memory; every column must be freed before the CTA exits (launch.cpp checks);
+//  * per SM 128 lanes x 512 columns of 32-bit cells, shared by the CTAs resident on it (launch.cpp),
+//    allocated in power-of-two column counts in [32, 512] by one full warp; the allocator
+//    returns a free block (aligned to its size) that the seed picks, not always column 0, and
+//    blocks while too few columns are free, until a CTA frees some; the address (lane 0, first
+//    column) is written to shared memory; a CTA may only touch columns it allocated; fresh
+//    columns hold NaN; every column must be freed before the CTA exits (launch.cpp checks);
 //  * .cta_group::2: one warp of each CTA of the pair executes the instruction (same warp id,
 //    same destination offset, CUTLASS Allocator2Sm's preconditions); the same columns are
 //    allocated (freed) in both CTAs. The first warp waits for the second;
 //  * tcgen05.ld 32x32b / 16x256b: the per-thread register maps, the lane-quarter rule (warp w
 //    reaches lanes 32*(w%4)..+31), and asynchrony: TMEM is read at a point the scheduler picks
 //    between the load and tcgen05.wait::ld, and the registers hold NaN until the wait.
+#include <algorithm>
 #include <cstring>
 
 #include "internal.h"
@@ -20,7 +24,20 @@ using namespace detail;
 
 namespace detail {
 
-uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col) { return cta.tmem[size_t(lane) * tcg::kTmemColumns + col]; }
+uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col) { return cta.sm->tmem[size_t(lane) * tcg::kTmemColumns + col]; }
+
+std::string describe_sm_tmem(const Sm& sm) {
+  std::string s = "SM " + std::to_string(sm.id) + ":";
+  bool any = false;
+  for (const Cta* cta : sm.resident)
+    for (const TmemAlloc& a : cta->allocs) {
+      s += " " + cta_name(*cta) + " holds [" + std::to_string(a.col) + ", " + std::to_string(a.col + a.ncols) +
+           ") (tcgen05.alloc at " + loc(a.at) + ");";
+      any = true;
+    }
+  if (!any) s += " no TMEM allocated;";
+  return s;
+}
 
 const TmemAlloc* tmem_find(const Cta& cta, uint32_t col, uint32_t ncols) {
   for (const TmemAlloc& a : cta.allocs)
@@ -110,32 +127,54 @@ void pair_step(Cta& cta, const char* name, int warp, TwoArgs args, const std::fu
   notify(p.waiters);
 }
 
-uint32_t find_free_columns(const std::vector<Cta*>& ctas, uint32_t ncols) {
+// The blocks of `ncols` columns (aligned to their size) free on the SMs of all `ctas`.
+std::vector<uint32_t> free_blocks(const std::vector<Cta*>& ctas, uint32_t ncols) {
+  std::vector<uint32_t> out;
   for (uint32_t col = 0; col + ncols <= tcg::kTmemColumns; col += ncols) {
     bool clash = false;
     for (const Cta* cta : ctas)
-      for (const TmemAlloc& a : cta->allocs)
-        if (col < a.col + a.ncols && a.col < col + ncols) clash = true;
-    if (!clash) return col;
+      for (const Cta* other : cta->sm->resident)
+        for (const TmemAlloc& a : other->allocs)
+          if (col < a.col + a.ncols && a.col < col + ncols) clash = true;
+    if (!clash) out.push_back(col);
   }
-  return tcg::kTmemColumns;
+  return out;
 }
 
 void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
   if (!tcg::is_valid_tmem_alloc(a0.b))
     fail_here("bad TMEM allocation", "tcgen05.alloc of " + std::to_string(a0.b) +
                                          " columns; the count must be a power of two in [32, 512]");
-  for (Cta* cta : ctas)
+  uint32_t own = 0;
+  for (const TmemAlloc& a : ctas.front()->allocs) own += a.ncols;
+  for (Cta* cta : ctas) {
     if (cta->relinquished)
       fail_here("TMEM allocation after relinquish",
                 "tcgen05.alloc after " + cta_name(*cta) + " executed tcgen05.relinquish_alloc_permit");
-  const uint32_t col = find_free_columns(ctas, a0.b);
-  if (col + a0.b > tcg::kTmemColumns)
-    fail_here("TMEM over capacity", "tcgen05.alloc of " + std::to_string(a0.b) + " columns, but " +
-                                        describe_allocs(*ctas.front()) +
-                                        "; on hardware this would wait for another CTA to free TMEM");
+    if (own + a0.b > tcg::kTmemColumns)  // it could never be satisfied: this CTA itself holds the rest
+      fail_here("TMEM over capacity", "tcgen05.alloc of " + std::to_string(a0.b) + " columns while " +
+                                          cta_name(*cta) + " itself holds " + std::to_string(own) + " of 512 (" +
+                                          describe_allocs(*cta) + ")");
+  }
+  // Blocks until enough columns are free on every SM involved (other CTAs resident there may
+  // hold them), then the seed picks one of the free blocks.
+  std::vector<uint32_t> blocks = free_blocks(ctas, a0.b);
+  if (blocks.empty()) {
+    const std::vector<Cta*> cs = ctas;
+    const uint32_t n = a0.b;
+    block_until(g_sched->tmem_waiters, [cs, n] { return !free_blocks(cs, n).empty(); },
+                [cs, n] {
+                  std::string w = "tcgen05.alloc of " + std::to_string(n) + " columns waits for free TMEM;";
+                  for (const Cta* c : cs) w += " " + describe_sm_tmem(*c->sm);
+                  return w;
+                });
+    blocks = free_blocks(ctas, a0.b);
+  }
+  const uint32_t col = blocks[g_sched->rng.below(blocks.size())];
   const uint32_t taddr = tcg::tmem_addr(0, col);
   for (Cta* cta : ctas) {
+    for (uint32_t lane = 0; lane < tcg::kTmemLanes; ++lane)  // fresh columns hold NaN, not a predecessor's data
+      std::fill_n(&tmem_cell(*cta, lane, col), a0.b, kTmemPoison);
     cta->allocs.push_back(TmemAlloc{col, a0.b, warp, at});
     const uint32_t dst = (cta->rank << kRankShift) | (a0.a & kOffsetMask);
     if (dst % 4) fail_here("misaligned store", "tcgen05.alloc destination " + hex(dst) + " is not 4-byte aligned");
@@ -158,6 +197,7 @@ void do_dealloc(const std::vector<Cta*>& ctas, TwoArgs a0) {
                                              " columns, matches no allocation of " + cta_name(*cta) + "; " +
                                              describe_allocs(*cta));
   }
+  notify(g_sched->tmem_waiters);  // an allocation waiting on this SM may now fit
 }
 
 // Reads a tcgen05.ld's TMEM cells into the destination registers (once).

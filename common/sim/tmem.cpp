@@ -159,7 +159,7 @@ void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
   // Blocks until enough columns are free on every SM involved (other CTAs resident there may
   // hold them), then the seed picks one of the free blocks.
   std::vector<uint32_t> blocks = free_blocks(ctas, a0.b);
-  if (blocks.empty()) {
+  while (blocks.empty()) {  // woken when columns were freed; another CTA may have taken them first
     const std::vector<Cta*> cs = ctas;
     const uint32_t n = a0.b;
     block_until(g_sched->tmem_waiters, [cs, n] { return !free_blocks(cs, n).empty(); },

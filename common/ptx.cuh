@@ -284,6 +284,24 @@ TCG_DEV void mbarrier_wait_parity(uint32_t bar, uint32_t parity TCG_LOC) {
 #endif
 }
 
+// mbarrier.test_wait.parity (§9.7.13.15.16): non-blocking; true once the phase with parity
+// `parity` has completed. For bounded waits (tests); kernels use mbarrier_wait_parity.
+TCG_DEV bool mbarrier_test_wait_parity(uint32_t bar, uint32_t parity TCG_LOC) {
+#if defined(TCG_SIM)
+  return ::tcsim::mbar_test_wait_parity(bar, parity, TCG_AT);
+#else
+  uint32_t done;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+#endif
+}
+
 // ============================================================== TMA (§9.7.9.25.5.2)
 
 // cp.async.bulk.tensor.{2,3}d global -> shared: copy one box of the tensor map at element

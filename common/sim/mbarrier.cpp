@@ -219,4 +219,16 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
   note_thread_sync("mbarrier.try_wait.parity", at);
 }
 
+bool mbar_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
+  tick(at);  // a preemption point: a thread polling in a loop lets the others (and copies) progress
+  Fiber& f = me();
+  Mbar& b = mbar_at(*f.cta, bar, "mbarrier.test_wait.parity");
+  if (parity > 1) fail_here("bad parity", "mbarrier.test_wait.parity with parity " + std::to_string(parity));
+  check_mbar_published(b, bar, false, false, "mbarrier.test_wait.parity");
+  if ((b.phase & 1) == parity) return false;
+  f.cta_sync_time = ++g_sched->clock;
+  note_thread_sync("mbarrier.test_wait.parity", at);
+  return true;
+}
+
 }  // namespace tcsim

@@ -70,6 +70,7 @@ void mbar_arrive_cluster(uint32_t bar, SrcLoc at);  // remote (shared::cluster) 
 void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at);
 void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at);
 void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at);
+bool mbar_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at);  // non-blocking
 
 // ---- TMA
 struct TmaMode {

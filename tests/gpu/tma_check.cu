@@ -5,14 +5,18 @@
 // program runs it on the GPU and in the emulator for the tensor-map configurations the steps use
 // — step 01's 3-D no-swizzle core-matrix map, the 128B-swizzled boxes of steps 02-04 — plus the
 // 32B and 64B swizzle modes, at interior, edge (partly out of bounds) and negative coordinates,
-// and compares the two images byte for byte. The mbarrier's expect_tx is the full box size, so
-// the hardware also confirms that out-of-bounds elements count towards the transaction bytes.
+// boxes larger than the whole tensor (fewer rows than the box, K narrower than the box) and
+// boxes entirely out of bounds, and compares the two images byte for byte. The mbarrier's
+// expect_tx is the full box size, so the hardware also confirms that out-of-bounds elements
+// count towards the transaction bytes: the probe waits for the phase with a bounded spin and
+// reports whether it completed (the emulator reports a tx-count mismatch as an error).
 //
 // Needs a GPU with TMA (compute capability >= 9.0: H100/H200 are enough, the TMA modes used here
 // are the same on Blackwell). Not part of `make test` (CI has no GPU): run `make gpu-check`.
 // Exit: 0 all identical, 1 a mismatch, 3 no suitable GPU.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,7 @@ using namespace tcg;
 constexpr uint32_t BOX_AREA = 65536;  // largest box probed: 256 x 64 BF16 = 32 KiB
 constexpr uint32_t BAR = BOX_AREA;
 constexpr uint32_t SMEM_BYTES = BAR + 8;
+constexpr uint32_t OUT_BYTES = BOX_AREA + 4;  // the image, then a 32-bit "phase completed" flag
 
 __global__ void tma_probe(const __grid_constant__ CUtensorMap map, int rank, int c0, int c1, int c2,
                           uint32_t box_bytes, uint8_t* out) {
@@ -39,7 +44,11 @@ __global__ void tma_probe(const __grid_constant__ CUtensorMap map, int rank, int
     mbarrier_arrive_expect_tx(bar, box_bytes);  // the full box, also when part of it is out of bounds
     if (rank == 2) tma_load_2d(base, &map, c0, c1, bar);
     else tma_load_3d(base, &map, c0, c1, c2, bar);
-    mbarrier_wait_parity(bar, 0);
+    // A bounded wait: if the hardware counted fewer bytes than the box, the phase would never
+    // complete and an unbounded wait would hang the check.
+    uint32_t done = 0;
+    for (uint32_t spin = 0; spin < (1u << 24) && !done; ++spin) done = mbarrier_test_wait_parity(bar, 0);
+    *reinterpret_cast<uint32_t*>(out + BOX_AREA) = done;
   }
   __syncthreads();
   for (uint32_t i = threadIdx.x; i < box_bytes; i += blockDim.x) out[i] = smem[i];
@@ -131,6 +140,12 @@ int main() {
       {"64B swizzle, edge", swizzled_map(M, K, 64, S::k64B), {768, 160, 0}},
       {"32B swizzle, edge", swizzled_map(M, K, 64, S::k32B), {768, 160, 0}},
       {"no swizzle, 16-byte box, edge", plain_map(M, K, 128), {768, 128, 0}},
+      {"128B swizzle, box taller than the tensor (40 rows)", swizzled_map(40, K, 128, S::k128B), {0, 0, 0}},
+      {"128B swizzle, K narrower than the box (K = 24)", swizzled_map(M, 24, 128, S::k128B), {0, 64, 0}},
+      {"128B swizzle, whole tensor smaller than the box", swizzled_map(40, 24, 128, S::k128B), {0, 0, 0}},
+      {"3-D core-matrix box, K = 24 < 64", core_matrix_map(M, 24, 128), {0, 0, 0}},
+      {"128B swizzle, box entirely out of bounds", swizzled_map(M, K, 128, S::k128B), {K + 64, M + 128, 0}},
+      {"128B swizzle, box entirely at negative coordinates", swizzled_map(M, K, 128, S::k128B), {-128, -256, 0}},
   };
 
   // Distinct BF16 bit patterns (never 0, so zero fill is visible), 16 extra rows of slack.
@@ -139,21 +154,35 @@ int main() {
   uint16_t* dev_matrix = nullptr;
   uint8_t* dev_out = nullptr;
   CUDA_CHECK(cudaMalloc(&dev_matrix, host.size() * 2));
-  CUDA_CHECK(cudaMalloc(&dev_out, gpu::BOX_AREA));
+  CUDA_CHECK(cudaMalloc(&dev_out, gpu::OUT_BYTES));
   CUDA_CHECK(cudaMemcpy(dev_matrix, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
 
   int failed = 0;
   for (const Case& c : cases) {
     const uint32_t bytes = c.map.box_bytes();
-    std::vector<uint8_t> gpu(bytes), emu(bytes, 0xEE);
+    std::vector<uint8_t> gpu(gpu::OUT_BYTES), emu(gpu::OUT_BYTES, 0xEE);
     tcg::TiledMap g = c.map, e = c.map;
     g.base = dev_matrix;
     e.base = host.data();
-    CUDA_CHECK(cudaMemset(dev_out, 0xEE, bytes));
+    CUDA_CHECK(cudaMemset(dev_out, 0xEE, gpu::OUT_BYTES));
     gpu::probe(g, c.coords, dev_out);
     CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(gpu.data(), dev_out, bytes, cudaMemcpyDeviceToHost));
-    sim::probe(e, c.coords, emu.data());
+    CUDA_CHECK(cudaMemcpy(gpu.data(), dev_out, gpu::OUT_BYTES, cudaMemcpyDeviceToHost));
+    std::string emu_error;
+    try {
+      sim::probe(e, c.coords, emu.data());
+    } catch (const std::exception& ex) {
+      emu_error = ex.what();
+    }
+    uint32_t gpu_done = 0, emu_done = 0;
+    memcpy(&gpu_done, gpu.data() + gpu::BOX_AREA, 4);
+    memcpy(&emu_done, emu.data() + gpu::BOX_AREA, 4);
+    if (!gpu_done || !emu_done || !emu_error.empty()) {
+      ++failed;
+      std::printf("FAIL  %-55s expect_tx(%u) phase completed: GPU %s, emulator %s%s\n", c.name.c_str(), bytes,
+                  gpu_done ? "yes" : "NO", emu_done ? "yes" : "NO", emu_error.empty() ? "" : (" (" + emu_error + ")").c_str());
+      continue;
+    }
     size_t first = bytes, diff = 0, zeros = 0;
     for (size_t i = 0; i < bytes; ++i) {
       if (gpu[i] != emu[i]) {
@@ -163,7 +192,8 @@ int main() {
       zeros += gpu[i] == 0;
     }
     if (diff == 0) {
-      std::printf("ok    %-55s %6u bytes identical (%zu zero bytes: out-of-bounds fill, or data)\n", c.name.c_str(), bytes, zeros);
+      std::printf("ok    %-55s %6u bytes identical, phase completed on both (%zu zero bytes: out-of-bounds fill, or data)\n",
+                  c.name.c_str(), bytes, zeros);
     } else {
       ++failed;
       std::printf("FAIL  %-55s %zu of %u bytes differ; first at byte %zu: GPU 0x%02x, emulator 0x%02x\n", c.name.c_str(),

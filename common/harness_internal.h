@@ -1,6 +1,18 @@
-// harness_internal.h — the pure, host-only pieces of the harness (common/harness.cpp), exposed so
-// that tests/test_harness.cpp can call them directly: command-line parsing, input generation,
-// the CPU reference, verification, and CSV output. Nothing here touches a GPU or the emulator.
+// harness_internal.h — the pure, host-only pieces of the harness, exposed so that
+// tests/test_harness.cpp can call them directly. Nothing here touches a GPU or the emulator.
+// Each section names the file that implements it:
+//   harness_cli.cpp        command line: flags, usage, shape checks, emulator defaults
+//   harness_inputs.cpp     BF16: conversions, generated inputs, the CPU reference for BF16
+//   harness_reference.cpp  the reference GEMM core (floats in, double sums), fast and threaded
+//   harness_verify.cpp     BF16 output: tolerance, verification and its report
+//   harness_report.cpp     CSV rows and files, version and date formatting, strf
+// common/harness.cpp (run_step, the emulator run) and common/harness_gpu.cpp (the GPU run),
+// sharing common/harness_run.h, tie them together.
+//
+// The data type: inputs are BF16 and so is the output. Everything specific to that is in the two
+// BF16 sections below (and in the wording of the usage text and report); the reference core takes
+// floats. A second flavour (NVFP4 in, FP16/BF16 out) adds its own inputs, reference wrapper and
+// verification beside the BF16 ones.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +25,14 @@
 namespace tcg::harness {
 
 // ---------------------------------------------------------------------------------------------
-// Command line
+// Text (harness_report.cpp)
+// ---------------------------------------------------------------------------------------------
+
+// printf into a std::string.
+__attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...);
+
+// ---------------------------------------------------------------------------------------------
+// Command line (harness_cli.cpp)
 // ---------------------------------------------------------------------------------------------
 
 enum class Inputs {
@@ -66,7 +85,7 @@ std::string validate_shape(const StepSpec& spec, const Options& o);
 void apply_emulator_defaults(Options& o);
 
 // ---------------------------------------------------------------------------------------------
-// BF16 and inputs
+// BF16: conversions, inputs and the CPU reference (harness_inputs.cpp)
 // ---------------------------------------------------------------------------------------------
 
 uint16_t float_to_bf16_bits(float x);  // round to nearest even; NaN stays a (quiet) NaN
@@ -89,18 +108,38 @@ struct HostInputs {
 // A uses stream 0 and B stream 1 of `seed`.
 HostInputs make_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k);
 
-// ---------------------------------------------------------------------------------------------
-// Reference and verification
-// ---------------------------------------------------------------------------------------------
-
 // ref[i*n + j] = sum_k a[i][k] * b[j][k], accumulated in double (exact for integer inputs), then
 // stored as float. If `s` is not null, s[i*n + j] = sum_k |a[i][k]| * |b[j][k]| likewise.
+// BF16 values are exact in float: this is reference_gemm on the converted inputs (same threads).
 void cpu_reference(const __nv_bfloat16* a, const __nv_bfloat16* b, int64_t m, int64_t n, int64_t k,
-                   float* ref, float* s);
+                   float* ref, float* s, unsigned threads = 0);
 
-// Tolerance for one output element of a `random` run (see harness.cpp for the derivation):
-//   tol = 2^-8 * |ref| + 2 * K * 2^-23 * S + 2^-133
-double tolerance(double ref, double s, int64_t k);
+// ---------------------------------------------------------------------------------------------
+// Reference GEMM core, any input type that is exact in float (harness_reference.cpp)
+// ---------------------------------------------------------------------------------------------
+
+// a: m x k, b: n x k, both row-major; ref and s: m x n. ref[i*n + j] is the float rounding of
+//   double d = 0; for (q = 0; q < k; ++q) d += double(a[i*k + q]) * double(b[j*k + q]);
+// bit for bit (every product is exact in double, and the sum runs in exactly this order).
+// If `s` is not null, s[i*n + j] is the same with |a| and |b|. `threads`: how many threads may
+// share the work, 0 = reference_threads(0). Neither it nor `path` changes the result.
+enum class ReferencePath {
+  kFastest,   // the best version this CPU runs (AVX2 + FMA on most x86-64)
+  kPortable,  // the version built with the default flags (for tests: it must agree)
+};
+void reference_gemm(const float* a, const float* b, int64_t m, int64_t n, int64_t k, float* ref,
+                    float* s, unsigned threads = 0, ReferencePath path = ReferencePath::kFastest);
+
+// `requested` if positive, else std::thread::hardware_concurrency(), else 1.
+unsigned reference_threads(unsigned requested);
+
+// ---------------------------------------------------------------------------------------------
+// BF16 output: tolerance and verification (harness_verify.cpp)
+// ---------------------------------------------------------------------------------------------
+
+// Tolerance for one BF16 output element of a `random` run (see harness_verify.cpp for the
+// derivation):  tol = 2^-8 * |ref| + 2 * K * 2^-23 * S + 2^-133
+double bf16_tolerance(double ref, double s, int64_t k);
 
 struct Mismatch {
   int64_t i = 0, j = 0;
@@ -121,9 +160,10 @@ struct VerifyResult {
 };
 constexpr int kMaxListed = 8;
 
-// Compares the kernel's output `out` (M x N) with the reference `ref` (FP32, as computed by cuBLAS
-// or cpu_reference). integer: exact, out must equal BF16_RN(ref) (-0 == +0). random:
-// |out - ref| <= tolerance(ref, s, k); `s` (= |A|·|B|^T) may be null, then |ref| stands in for it.
+// Compares the kernel's BF16 output `out` (M x N) with the reference `ref` (FP32, as computed by
+// cuBLAS or cpu_reference). integer: exact, out must equal BF16_RN(ref) (-0 == +0). random:
+// |out - ref| <= bf16_tolerance(ref, s, k); `s` (= |A|·|B|^T) may be null, then |ref| stands in
+// for it.
 VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, const float* s,
                     int64_t m, int64_t n, int64_t k);
 
@@ -131,7 +171,7 @@ VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, con
 std::string format_verify(const VerifyResult& r);
 
 // ---------------------------------------------------------------------------------------------
-// CSV
+// CSV and report formatting (harness_report.cpp)
 // ---------------------------------------------------------------------------------------------
 
 // One row of the results file; every field is already formatted (empty = not applicable).

@@ -362,7 +362,7 @@ TEST_CASE("cpu_reference: C = A * B^T on a hand example") {
   CHECK(ref2 == ref);
 }
 
-TEST_CASE("cpu_reference: longer K uses all accumulators and the tail") {
+TEST_CASE("cpu_reference: a single long dot product (K = 37, not a multiple of any block)") {
   const int64_t k = 37;
   std::vector<__nv_bfloat16> a(k), b(k);
   double want = 0;
@@ -378,9 +378,9 @@ TEST_CASE("cpu_reference: longer K uses all accumulators and the tail") {
 
 TEST_CASE("tolerance formula on a hand example") {
   // ref = 1, S = 2, K = 256: 2^-8 + 2*256*2^-23*2 + 2^-133 = 2^-8 + 2^-13 + 2^-133.
-  CHECK(tolerance(1.0, 2.0, 256) == 0x1p-8 + 0x1p-13 + std::ldexp(1.0, -133));
-  CHECK(tolerance(-1.0, 2.0, 256) == tolerance(1.0, 2.0, 256));  // |ref|
-  CHECK(tolerance(0.0, 0.0, 4096) == std::ldexp(1.0, -133));
+  CHECK(bf16_tolerance(1.0, 2.0, 256) == 0x1p-8 + 0x1p-13 + std::ldexp(1.0, -133));
+  CHECK(bf16_tolerance(-1.0, 2.0, 256) == bf16_tolerance(1.0, 2.0, 256));  // |ref|
+  CHECK(bf16_tolerance(0.0, 0.0, 4096) == std::ldexp(1.0, -133));
 }
 
 TEST_CASE("verify: exact match passes") {
@@ -463,7 +463,7 @@ TEST_CASE("verify: NaN and Inf are detected and counted") {
 TEST_CASE("verify: random inputs pass inside the tolerance and fail outside") {
   const int64_t k = 256;
   const float ref = 1.0f, s = 2.0f;
-  const double tol = tolerance(ref, s, k);  // 2^-8 + 2^-13 + tiny
+  const double tol = bf16_tolerance(ref, s, k);  // 2^-8 + 2^-13 + tiny
   // 1 + 2^-7 (the next BF16 value above 1) is 2^-7 away: beyond tol.
   std::vector<__nv_bfloat16> out = {bf(1.0f + 0x1p-7f)};
   VerifyResult r = verify(Inputs::kRandom, out.data(), &ref, &s, 1, 1, k);
@@ -474,7 +474,7 @@ TEST_CASE("verify: random inputs pass inside the tolerance and fail outside") {
   const float s_big = 64.0f;
   r = verify(Inputs::kRandom, out.data(), &ref, &s_big, 1, 1, k);
   CHECK(r.passed());
-  CHECK(r.max_ratio == doctest::Approx(0x1p-7 / tolerance(ref, s_big, k)));
+  CHECK(r.max_ratio == doctest::Approx(0x1p-7 / bf16_tolerance(ref, s_big, k)));
   CHECK(contains(format_verify(r), "max err/tol"));
 }
 

@@ -1,0 +1,262 @@
+// harness_cli.cpp — the command line of every step: the flags and their values, the usage text,
+// whether the step can handle the requested shape, and the emulator's smaller default shape.
+// Parsing never exits or prints: it returns the options, a request for help, or one error line
+// for run_step (common/harness.cpp) to print.
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+
+#include "common/harness_internal.h"
+
+namespace tcg::harness {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.compare(0, std::strlen(prefix), prefix) == 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Number parsing
+// ---------------------------------------------------------------------------------------------
+
+enum class NumStatus { kOk, kMalformed, kNegative, kOutOfRange };
+
+// A plain decimal number: digits only (no sign, blanks or base prefix), nothing after them.
+// A leading '-' followed by a valid number is reported as kNegative so the message can say so.
+NumStatus parse_decimal(const std::string& text, uint64_t* out) {
+  if (text.empty()) return NumStatus::kMalformed;
+  if (text[0] == '-') {
+    uint64_t ignored = 0;
+    const NumStatus rest = parse_decimal(text.substr(1), &ignored);
+    return rest == NumStatus::kMalformed ? NumStatus::kMalformed : NumStatus::kNegative;
+  }
+  // strtoull itself would skip blanks and accept '+' or '-', hence the first-character test.
+  if (text[0] < '0' || text[0] > '9') return NumStatus::kMalformed;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (*end != '\0') return NumStatus::kMalformed;
+  if (errno == ERANGE) return NumStatus::kOutOfRange;
+  *out = v;
+  return NumStatus::kOk;
+}
+
+// Parses `value` of flag `name` into [lo, hi]; returns "" or the error (without program name).
+std::string parse_bounded(const std::string& name, const std::string& value, uint64_t lo,
+                          uint64_t hi, uint64_t* out) {
+  const std::string shown = name + "=" + value;
+  const char* want = lo == 0 ? "a non-negative integer" : "a positive integer";
+  switch (parse_decimal(value, out)) {
+    case NumStatus::kMalformed:
+      return shown + ": not a number (expected " + want + ")";
+    case NumStatus::kNegative:
+      return shown + ": must be " + want;
+    case NumStatus::kOutOfRange:
+      return shown + ": out of range (at most " + std::to_string(hi) + ")";
+    case NumStatus::kOk:
+      break;
+  }
+  if (*out < lo) return shown + ": must be " + want;
+  if (*out > hi) return shown + ": out of range (at most " + std::to_string(hi) + ")";
+  return "";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+// ---------------------------------------------------------------------------------------------
+
+const char* inputs_name(Inputs kind) { return kind == Inputs::kInteger ? "integer" : "random"; }
+
+std::string program_name(const StepSpec& spec) { return strf("step%02d", spec.number); }
+
+std::string usage(const StepSpec& spec) {
+  const std::string p = program_name(spec);
+  std::string u;
+  u += "usage: " + p + " [options]\n";
+  u += strf("%s: %s\n", p.c_str(), spec.title);
+  u += "Computes C = A * B^T (A: MxK, B: NxK, C: MxN, all row-major BF16, FP32 accumulation),\n";
+  u += "verifies it and times it against cuBLAS; without a suitable GPU it runs in the tcgen05\n";
+  u += "emulator on the CPU.\n\n";
+  u += strf("  --m N, --n N, --k N     problem size [%lld; %lld in the emulator]\n",
+            static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim));
+  u += strf("                          (K must be a multiple of %d)\n", spec.k_multiple);
+  u += "  --iters N               timed launches: at least N, and more (up to 1000) until they\n";
+  u += "                          add up to 100 ms [20]\n";
+  u += "  --warmup N              untimed launches before timing [5]\n";
+  u += "  --seed N                seed of the inputs [1]\n";
+  u += "  --inputs random|integer random: uniform in [-1,1]; integer: integers in [-2,2],\n";
+  u += "                          checked exactly [random]\n";
+  u += "  --check, --no-check     verify against a reference (cuBLAS, or the CPU) [--check]\n";
+  u += "  --csv FILE              append one result row to FILE (header written if new)\n";
+  u += "  --gpu                   insist on a GPU run (exit 3 if there is no suitable GPU)\n";
+  u += "  --sim                   run in the tcgen05 emulator even if a GPU is present\n";
+  u += "  --sim-seed N            emulator scheduler seed [1]\n";
+  u += "  -h, --help              this text\n";
+  u += "Both '--m 512' and '--m=512' work.\n";
+  u += "Exit codes: 0 ok, 1 wrong result or emulator/CUDA error, 2 usage error,\n";
+  u += "3 cannot run here.\n";
+  return u;
+}
+
+std::string validate_shape(const StepSpec& spec, const Options& o) {
+  const std::string prog = program_name(spec) + ": ";
+  const struct {
+    const char* flag;
+    int64_t value;
+  } dims[] = {{"--m", o.m}, {"--n", o.n}, {"--k", o.k}};
+  for (const auto& d : dims) {
+    if (d.value < 1 || d.value > kMaxDim)
+      return prog + strf("%s=%lld: must be between 1 and %lld", d.flag,
+                         static_cast<long long>(d.value), static_cast<long long>(kMaxDim));
+  }
+  const int64_t km = spec.k_multiple > 0 ? spec.k_multiple : 1;
+  if (o.k % km != 0) {
+    // TMA needs every global row pitch to be a multiple of 16 bytes; with BF16 that is K % 8.
+    const char* why = km * 2 == 16 ? "TMA row pitch must be a multiple of 16 bytes"
+                                   : "a requirement of this step's kernel";
+    return prog + strf("--k=%lld: K must be a multiple of %lld (%s)", static_cast<long long>(o.k),
+                       static_cast<long long>(km), why);
+  }
+  // Dimensions are <= 2^24, so the products below cannot overflow int64.
+  const struct {
+    const char* what;
+    int64_t elements;
+  } operands[] = {{"A (M x K)", o.m * o.k}, {"B (N x K)", o.n * o.k}, {"C (M x N)", o.m * o.n}};
+  for (const auto& op : operands) {
+    if (op.elements > kMaxElements)
+      return prog + strf(
+                        "--m=%lld --n=%lld --k=%lld: %s would have %lld elements, more than "
+                        "2^31-1 (kernels use 32-bit element offsets)",
+                        static_cast<long long>(o.m), static_cast<long long>(o.n),
+                        static_cast<long long>(o.k), op.what, static_cast<long long>(op.elements));
+  }
+  if (o.inputs == Inputs::kInteger && o.k > kMaxIntegerK)
+    return prog + strf(
+                      "--k=%lld: --inputs integer needs K <= %lld (larger sums of products are "
+                      "not exact in FP32)",
+                      static_cast<long long>(o.k), static_cast<long long>(kMaxIntegerK));
+  return "";
+}
+
+void apply_emulator_defaults(Options& o) {
+  if (!o.m_given) o.m = kSimDefaultDim;
+  if (!o.n_given) o.n = kSimDefaultDim;
+  if (!o.k_given) o.k = kSimDefaultDim;
+}
+
+ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& args) {
+  ParseResult r;
+  Options& o = r.options;
+  const std::string prog = program_name(spec) + ": ";
+  auto fail = [&](const std::string& message) {
+    r.error = prog + message;
+    return r;
+  };
+
+  // --help wins wherever it appears, even next to otherwise bad arguments.
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      r.help = true;
+      return r;
+    }
+  }
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 3 || !starts_with(arg, "--"))
+      return fail("unexpected argument " + arg + " (see --help)");
+    std::string name = arg, value;
+    bool has_value = false;
+    const size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+
+    // Switches (no value).
+    bool* switch_target = nullptr;
+    bool switch_value = true;
+    if (name == "--check") {
+      switch_target = &o.check;
+    } else if (name == "--no-check") {
+      switch_target = &o.check;
+      switch_value = false;
+    } else if (name == "--gpu") {
+      switch_target = &o.force_gpu;
+    } else if (name == "--sim") {
+      switch_target = &o.force_sim;
+    }
+    if (switch_target != nullptr) {
+      if (has_value) return fail(name + " takes no value");
+      *switch_target = switch_value;
+      continue;
+    }
+
+    // Flags with a value.
+    static const char* const kValued[] = {"--m",    "--n",      "--k",   "--iters",   "--warmup",
+                                          "--seed", "--inputs", "--csv", "--sim-seed"};
+    if (std::find_if(std::begin(kValued), std::end(kValued),
+                     [&](const char* f) { return name == f; }) == std::end(kValued))
+      return fail("unknown flag " + name + " (see --help)");
+    if (!has_value) {
+      // "--m --n 5" means --m lost its value; a lone "-5" is a value (and rejected as negative).
+      if (i + 1 >= args.size() || starts_with(args[i + 1], "--"))
+        return fail(name + " needs a value");
+      value = args[++i];
+    }
+
+    uint64_t v = 0;
+    std::string err;
+    if (name == "--m" || name == "--n" || name == "--k") {
+      err = parse_bounded(name, value, 1, static_cast<uint64_t>(kMaxDim), &v);
+      if (name == "--m") {
+        o.m = static_cast<int64_t>(v);
+        o.m_given = true;
+      }
+      if (name == "--n") {
+        o.n = static_cast<int64_t>(v);
+        o.n_given = true;
+      }
+      if (name == "--k") {
+        o.k = static_cast<int64_t>(v);
+        o.k_given = true;
+      }
+    } else if (name == "--iters") {
+      err = parse_bounded(name, value, 1, kMaxCount, &v);
+      o.iters = static_cast<int>(v);
+    } else if (name == "--warmup") {
+      err = parse_bounded(name, value, 0, kMaxCount, &v);
+      o.warmup = static_cast<int>(v);
+    } else if (name == "--seed") {
+      err = parse_bounded(name, value, 0, UINT64_MAX, &v);
+      o.seed = v;
+    } else if (name == "--sim-seed") {
+      err = parse_bounded(name, value, 0, UINT64_MAX, &v);
+      o.sim_seed = v;
+    } else if (name == "--inputs") {
+      if (value == "random") {
+        o.inputs = Inputs::kRandom;
+      } else if (value == "integer") {
+        o.inputs = Inputs::kInteger;
+      } else {
+        err = name + "=" + value + ": expected random or integer";
+      }
+    } else if (name == "--csv") {
+      if (value.empty()) err = "--csv needs a file name";
+      o.csv = value;
+    }
+    if (!err.empty()) return fail(err);
+  }
+
+  if (o.force_gpu && o.force_sim) return fail("--gpu and --sim contradict each other (pick one)");
+  r.error = validate_shape(spec, o);
+  return r;
+}
+
+}  // namespace tcg::harness

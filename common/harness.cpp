@@ -100,6 +100,8 @@ int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
 
   tcsim::Options so = tcsim::options();
   so.seed = o.sim_seed;
+  so.num_sms = o.sim_sms;
+  so.ctas_per_sm = o.sim_ctas_per_sm;
   tcsim::set_options(so);
 
   GemmArgs args;

@@ -96,6 +96,9 @@ std::string usage(const StepSpec& spec) {
   u += "  --gpu                   insist on a GPU run (exit 3 if there is no suitable GPU)\n";
   u += "  --sim                   run in the tcgen05 emulator even if a GPU is present\n";
   u += "  --sim-seed N            emulator scheduler seed [1]\n";
+  u += "  --sim-sms N             SMs of the emulated GPU (1..1024) [148, a B200]\n";
+  u += "  --sim-ctas-per-sm N     at most N CTAs resident per emulated SM (1..32) [as\n";
+  u += "                          shared memory and threads allow]\n";
   u += "  -h, --help              this text\n";
   u += "Both '--m 512' and '--m=512' work.\n";
   u += "Exit codes: 0 ok, 1 wrong result or emulator/CUDA error, 2 usage error,\n";
@@ -200,7 +203,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
 
     // Flags with a value.
     static const char* const kValued[] = {"--m",    "--n",      "--k",   "--iters",   "--warmup",
-                                          "--seed", "--inputs", "--csv", "--sim-seed"};
+                                          "--seed", "--inputs", "--csv", "--sim-seed", "--sim-sms", "--sim-ctas-per-sm"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char* f) { return name == f; }) == std::end(kValued))
       return fail("unknown flag " + name + " (see --help)");
@@ -239,6 +242,12 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     } else if (name == "--sim-seed") {
       err = parse_bounded(name, value, 0, UINT64_MAX, &v);
       o.sim_seed = v;
+    } else if (name == "--sim-sms") {
+      err = parse_bounded(name, value, 1, 1024, &v);
+      o.sim_sms = static_cast<int>(v);
+    } else if (name == "--sim-ctas-per-sm") {
+      err = parse_bounded(name, value, 1, 32, &v);
+      o.sim_ctas_per_sm = static_cast<int>(v);
     } else if (name == "--inputs") {
       if (value == "random") {
         o.inputs = Inputs::kRandom;

@@ -63,6 +63,8 @@ struct Options {
   bool force_gpu = false;
   bool force_sim = false;
   uint64_t sim_seed = 1;
+  int sim_sms = 148;         // --sim-sms: SMs of the emulated GPU
+  int sim_ctas_per_sm = 0;   // --sim-ctas-per-sm: 0 = as resources allow
 };
 
 struct ParseResult {

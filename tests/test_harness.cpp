@@ -113,6 +113,18 @@ TEST_CASE("parse_args: defaults") {
   CHECK_FALSE(o.force_gpu);
   CHECK_FALSE(o.force_sim);
   CHECK(o.sim_seed == 1);
+  CHECK(o.sim_sms == 148);
+  CHECK(o.sim_ctas_per_sm == 0);
+}
+
+TEST_CASE("parse_args: --sim-sms and --sim-ctas-per-sm") {
+  const Options o = parse({"--sim-sms", "2", "--sim-ctas-per-sm=1"}).options;
+  CHECK(o.sim_sms == 2);
+  CHECK(o.sim_ctas_per_sm == 1);
+  CHECK(contains(parse({"--sim-sms", "0"}).error, "--sim-sms"));
+  CHECK(contains(parse({"--sim-sms=1025"}).error, "--sim-sms"));
+  CHECK(contains(parse({"--sim-ctas-per-sm", "33"}).error, "--sim-ctas-per-sm"));
+  CHECK(contains(usage(kSpec), "--sim-sms"));
 }
 
 TEST_CASE("parse_args: '--flag value' and '--flag=value' forms") {

@@ -6,20 +6,41 @@
 // the real kernel on a capable GPU, otherwise the emulator (common/sim/).
 #pragma once
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
 namespace tcg {
 
+// The operands of an NVFP4 (block-scaled FP4) step, StepSpec::operands == Operands::kNVFP4:
+// C = (A . SFA) * (B . SFB)^T with FP32 accumulation and FP16 output. A and B are E2M1 values
+// packed two per byte, K-major (the element with the lower K index in the low nibble), one UE4M3
+// scale per 16 consecutive K elements of a row, stored in the 128x4 "blocked" layout cuBLAS and
+// CUTLASS use (facts §11.3): rows padded to a multiple of 128 and scale columns to a multiple of 4.
+struct Nvfp4Operands {
+  const uint8_t* a = nullptr;    // M rows of K/2 bytes
+  const uint8_t* b = nullptr;    // N rows of K/2 bytes
+  const uint8_t* sfa = nullptr;  // round_up(M, 128) * round_up(K/16, 4) bytes
+  const uint8_t* sfb = nullptr;  // round_up(N, 128) * round_up(K/16, 4) bytes
+  __half* c = nullptr;           // M x N row-major FP16
+};
+
 // C = A * B^T. A is M x K row-major, B is N x K row-major (both K-major, like nn.Linear weights),
-// C is M x N row-major BF16, accumulated in FP32.
+// C is M x N row-major BF16, accumulated in FP32. (NVFP4 steps use `fp4` instead of a, b, c.)
 struct GemmArgs {
   int m = 0, n = 0, k = 0;
   const __nv_bfloat16* a = nullptr;  // device memory (host memory under the emulator)
   const __nv_bfloat16* b = nullptr;
   __nv_bfloat16* c = nullptr;
+  Nvfp4Operands fp4;                 // Operands::kNVFP4 steps only
   cudaStream_t stream = nullptr;     // ignored by the emulator
+};
+
+// What a step multiplies.
+enum class Operands {
+  kBF16,   // BF16 A and B, BF16 C (steps 00-06)
+  kNVFP4,  // NVFP4 A and B with UE4M3 block scales, FP16 C (step 07)
 };
 
 using LaunchFn = void (*)(const GemmArgs&);
@@ -35,6 +56,7 @@ struct StepSpec {
   const char* title;    // one line for the report
   Arch arch;
   int k_multiple;       // K must be a multiple of this (TMA global strides are 16-byte multiples)
+  Operands operands = Operands::kBF16;
 };
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.

@@ -13,183 +13,19 @@
 // Tests that could hang a broken emulator (deadlock, livelock, spin loops) run their launch in a
 // forked child with a time limit, so the suite always terminates.
 #include <doctest/doctest.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <functional>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "../common/kernel_common.cuh"
+#include "emulator_test_util.h"
+
+using namespace tcg_test;  // SimOptions, sim_error, run_isolated, operands, tile placements
 
 namespace {
-
-// ============================================================================ host helpers
-
-// Sets the emulator's seed (and instruction budget) for one scope.
-struct SimOptions {
-  tcsim::Options saved = tcsim::options();
-  explicit SimOptions(uint64_t seed, uint64_t budget = tcsim::Options{}.instruction_budget) {
-    tcsim::Options o = saved;
-    o.seed = seed;
-    o.instruction_budget = budget;
-    tcsim::set_options(o);
-  }
-  ~SimOptions() { tcsim::set_options(saved); }
-  SimOptions(const SimOptions&) = delete;
-  SimOptions& operator=(const SimOptions&) = delete;
-};
-
-// Runs f(); returns the SimError's message, or "" when the launch succeeded.
-template <class F>
-std::string sim_error(F&& f) {
-  try {
-    f();
-  } catch (const tcsim::SimError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// The emulator prints addresses as "0x%llx".
-std::string hex(uint64_t v) {
-  char b[32];
-  snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
-  return b;
-}
-
-// Runs fn() in a forked child with a time limit. fn returns a string (typically a SimError
-// message) that is passed back through a pipe.
-struct Isolated {
-  bool timed_out = false;   // the child was still running at the limit and was killed
-  bool exited = false;      // the child returned from fn() normally
-  std::string text;
-};
-Isolated run_isolated(const std::function<std::string()>& fn, double limit_s) {
-  Isolated r;
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  fflush(stdout);
-  fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    dup2(fds[1], STDERR_FILENO);  // diagnostics the emulator prints itself (the watchdog) come back too
-    std::string s;
-    try {
-      s = fn();
-    } catch (const std::exception& e) {
-      s = std::string("unexpected exception: ") + e.what();
-    }
-    size_t off = 0;
-    while (off < s.size()) {
-      const ssize_t w = write(fds[1], s.data() + off, s.size() - off);
-      if (w <= 0) break;
-      off += size_t(w);
-    }
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  int remaining_ms = int(limit_s * 1000);
-  char buf[4096];
-  for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    const auto t0 = std::chrono::steady_clock::now();
-    const int n = poll(&p, 1, remaining_ms);
-    remaining_ms -= int(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (n == 0 || remaining_ms <= 0) {
-      r.timed_out = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    const ssize_t got = read(fds[0], buf, sizeof buf);
-    if (got <= 0) break;  // EOF: the child is done
-    r.text.append(buf, size_t(got));
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exited = !r.timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  return r;
-}
-
-// BF16 bit patterns of small integers (exact: at most 8 significant bits).
-uint16_t bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  if (u & 0xFFFFu) throw std::logic_error("value is not exactly representable in BF16");
-  return uint16_t(u >> 16);
-}
-float from_bf16(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-// A deterministic pseudo-random integer in [-4, 4] for element (r, k).
-int small_int(uint32_t r, uint32_t k, uint32_t salt) {
-  uint32_t h = (r + 1) * 0x9E3779B1u ^ (k + 0x7F4A7C15u) * 0x85EBCA6Bu ^ (salt + 3) * 0xC2B2AE35u;
-  h ^= h >> 15;
-  h *= 0x2C1B3C6Du;
-  h ^= h >> 12;
-  return int(h % 9) - 4;
-}
-
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
-size_t count_mismatches(const std::vector<float>& x, const std::vector<float>& y) {
-  size_t n = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) n += memcmp(&x[i], &y[i], 4) != 0;
-  return n;
-}
-bool any_nan(const std::vector<float>& x) {
-  for (float v : x)
-    if (std::isnan(v)) return true;
-  return false;
-}
-
-// ============================================================================ shared-memory tile layouts
-//
-// `span` names how a K-major tile of `rows` x `k` BF16 elements lies in shared memory:
-//   0          no swizzle, core matrices: [k/8 k-groups][rows][8 elements] (step 01's layout; one
-//              8-row x 16-byte core matrix = 128 contiguous bytes)
-//   1          plain row-major, rows of k*2 bytes, no swizzle (the seed's failed first attempt)
-//   32/64/128  one swizzle-atom column: rows of `span` bytes (k*2 == span), 16-byte chunks XOR-
-//              swizzled on absolute address bits (facts §2)
-constexpr uint32_t kCoreMatrices = 0, kRowMajor = 1;
-
-// Absolute shared address of element (row, kk) of a tile placed at `tile` (1024-byte aligned).
-// Used by the kernels' ordinary stores; the swizzle comes from tcg::swizzle_addr.
-__device__ inline uint32_t place_addr(uint32_t span, uint32_t rows, uint32_t k, uint32_t tile, uint32_t row,
-                                      uint32_t kk) {
-  if (span == kCoreMatrices) return tile + (kk / 8) * rows * 16 + row * 16 + (kk % 8) * 2;
-  if (span == kRowMajor) return tile + row * k * 2 + kk * 2;
-  return tcg::swizzle_addr(tile + row * span + kk * 2, span);
-}
-
-// The same placement written from the ISA's TMA swizzle tables instead of tcg::swizzle_addr
-// (facts §2.2: in 128-byte line L, logical 16-byte chunk c is stored at chunk c ^ (L % 8) for
-// 128B, c ^ (L % 4) for 64B, c ^ (L % 2) for 32B). Byte offset from a 1024-aligned tile start.
-uint32_t isa_place(uint32_t span, uint32_t rows, uint32_t k, uint32_t row, uint32_t kk) {
-  if (span == kCoreMatrices) return (kk / 8) * rows * 16 + row * 16 + (kk % 8) * 2;
-  if (span == kRowMajor) return row * k * 2 + kk * 2;
-  const uint32_t off = row * span + kk * 2, line = off / 128, chunk = (off % 128) / 16;
-  return line * 128 + 16 * (chunk ^ (line % (span / 16))) + off % 16;
-}
 
 // A tensor map that loads a whole rows x k tile in one box, in the given layout (step 01's 3-D
 // core-matrix view for span 0, a 2-D box otherwise).
@@ -345,12 +181,7 @@ struct Operands {
   std::vector<uint16_t> a, b;  // 128 x k, n x k
 };
 Operands make_operands(uint32_t k, uint32_t n, uint32_t salt = 0) {
-  Operands op{k, n, std::vector<uint16_t>(128 * k), std::vector<uint16_t>(n * k)};
-  for (uint32_t m = 0; m < 128; ++m)
-    for (uint32_t kk = 0; kk < k; ++kk) op.a[m * k + kk] = bf16(float(small_int(m, kk, salt)));
-  for (uint32_t j = 0; j < n; ++j)
-    for (uint32_t kk = 0; kk < k; ++kk) op.b[j * k + kk] = bf16(float(small_int(j, kk, salt + 100)));
-  return op;
+  return Operands{k, n, small_int_matrix(128, k, salt), small_int_matrix(n, k, salt + 100)};
 }
 
 // The exact product over k in [0, k_end): D[m][n] = sum_k A[m][k] * B[n][k].

@@ -165,3 +165,42 @@ TEST_CASE("rules: an mbarrier used by another thread before a synchronisation or
            contains(err, "uninitialised mbarrier")));
   }
 }
+
+namespace {
+// CTA 0's thread 32 initialises a barrier (no fence.mbarrier_init) and exits; the others publish
+// it to the cluster with a releasing cluster barrier, then CTA 1 arrives on it remotely.
+// sync_first: a __syncthreads orders the init before the other threads' release (correct, since
+// release is cumulative); without it nothing orders the init before the release.
+__global__ void cumulative_release_kernel(int sync_first) {
+  uint8_t* smem = tcg::aligned_smem_base();
+  const uint32_t bar = tcg::smem_addr(smem);
+  const uint32_t rank = tcg::cluster_ctarank();
+  if (rank == 0 && threadIdx.x == 32) tcg::mbarrier_init(bar, 1);
+  if (sync_first) __syncthreads();
+  if (threadIdx.x >= 32) return;  // the initialising warp leaves: exited threads count as arrived
+  tcg::cluster_arrive_release();
+  tcg::cluster_wait();
+  if (rank == 1 && threadIdx.x == 0) tcg::mbarrier_arrive_cluster(tcg::mapa_shared_cluster(bar, 0));
+  if (rank == 0 && threadIdx.x == 0) tcg::mbarrier_wait_parity(bar, 0);
+  tcg::cluster_arrive_release();
+  tcg::cluster_wait();
+}
+}  // namespace
+
+// Guards: a releasing cluster arrive publishes the inits ordered before it, also other threads'
+// (cumulativity), and only those.
+TEST_CASE("rules: a releasing cluster arrive publishes inits of other threads ordered before it") {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    Seed s(seed);
+    INFO("seed " << seed);
+    CHECK(sim_error([] {
+            tcg::launch_kernel(cumulative_release_kernel, tcg::LaunchDims{dim3(2), dim3(64), 1024, dim3(2, 1, 1)},
+                               nullptr, 1);
+          }) == "");
+    const std::string err = sim_error([] {
+      tcg::launch_kernel(cumulative_release_kernel, tcg::LaunchDims{dim3(2), dim3(64), 1024, dim3(2, 1, 1)}, nullptr, 0);
+    });
+    INFO(err);
+    CHECK((contains(err, "used by another CTA before its init was published") || contains(err, "no mbarrier at that offset")));
+  }
+}

@@ -171,6 +171,7 @@ struct TmemAlloc {
 // each CTA of the pair executes it; the second warp to arrive performs it for both.
 struct PairCollective {
   const char* op = nullptr;
+  Cta* cta = nullptr;  // the CTA whose warp arrived first
   int warp = -1;
   uint32_t a = 0, b = 0;  // operands (dst offset / taddr, ncols)
   SrcLoc at{};

@@ -11,6 +11,7 @@
 // async proxy (TMA complete_tx, tcgen05.commit) only after fence.mbarrier_init and a
 // synchronisation; from another CTA only after a cluster barrier that follows the fence or a
 // releasing cluster arrive; by another thread of the CTA only after a synchronisation.
+#include <algorithm>
 #include <sstream>
 
 #include "internal.h"
@@ -111,11 +112,16 @@ void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool r
                   " (a __syncthreads or cluster barrier between them is needed)");
 }
 
+// fence.mbarrier_init publishes the inits of the executing thread. A releasing cluster arrive
+// is cumulative (PTX memory model): it also publishes inits of other threads that are ordered
+// before it, i.e. made before this thread's last synchronisation with its CTA.
 void publish_inits(bool fence, bool cluster_release) {
   Fiber& f = me();
   uint64_t t = 0;
   for (auto& [off, b] : f.cta->mbars) {
-    if (b.init_by != &f) continue;
+    const bool own = b.init_by == &f;
+    const bool ordered_before = own || b.init_time < std::max(f.cta_sync_time, f.cluster_sync_time);
+    if (!(fence ? own : ordered_before)) continue;
     if (!t) t = ++g_sched->clock;
     if (fence && !b.fenced_time) b.fenced_time = t;
     if (cluster_release && !b.cluster_released_time) b.cluster_released_time = t;

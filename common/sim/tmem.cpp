@@ -93,6 +93,7 @@ void pair_step(Cta& cta, const char* name, int warp, TwoArgs args, const std::fu
   Fiber& f = me();
   if (!p.op) {
     p.op = name;
+    p.cta = &cta;
     p.warp = warp;
     p.a = args.a;
     p.b = args.b;
@@ -107,6 +108,11 @@ void pair_step(Cta& cta, const char* name, int warp, TwoArgs args, const std::fu
                 });
     return;
   }
+  if (p.cta == &cta)
+    fail_here("two warps of one CTA at a cta_group::2 instruction",
+              std::string(name) + ".cta_group::2 from warp " + std::to_string(warp) + " while warp " +
+                  std::to_string(p.warp) + " of the same CTA waits in " + p.op + ".cta_group::2 at " + loc(p.at) +
+                  "; a pair instruction takes one warp of EACH CTA of the pair, never two warps of one");
   if (p.op != name)
     fail_here("divergent CTA pair at a cta_group::2 instruction",
               std::string(name) + ".cta_group::2 while the pair peer's warp " + std::to_string(p.warp) + " waits in " +

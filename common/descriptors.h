@@ -178,6 +178,84 @@ TCG_HD constexpr bool is_valid_f16_shape_cta2(uint32_t M, uint32_t N) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Instruction descriptor for the block-scaled kinds kind::mxf4 / kind::mxf4nvf4 (step 07), PTX ISA
+// §9.7.16.4.2 Table 44; CUTLASS's UMMA::InstrDescriptorBlockScaled (cute/arch/mma_sm100_desc.hpp).
+//   bits 0-1 reserved (sparse metadata id), 2 sparse, 3 reserved, 4-5 SFB_ID, 6 reserved,
+//   7-9 A format (E2M1 = 1), 10-12 B format (E2M1 = 1; the ISA calls bit 12 reserved), 13/14 negate
+//   A/B, 15/16 transpose A/B (must be 0 for mxf4*), 17-22 N>>3, 23 scale type (UE4M3 = 0,
+//   UE8M0 = 1), 24-28 M>>4 (see below), 29-30 SFA_ID, 31 K size (0: dense K = 64; 1: K = 96,
+//   sm_103a only).
+// The M field: the ISA writes "M >> 7" in bits 27-28 with 24-26 reserved; CUTLASS writes M >> 4 in
+// the 5-bit field 24-28, as for every other kind. For the only legal values (128, 256) the bits are
+// identical; we encode and decode as CUTLASS does, so an M the ISA cannot express (M = 64) decodes
+// as 64 and is refused as a shape, not silently read as something else.
+// E2M1 is format code 1 under kind::mxf4*, but 5 under kind::f8f6f4 / mxf8f6f4 (Table 43).
+// ---------------------------------------------------------------------------------------------
+enum class ScaleType : uint32_t { kUE4M3 = 0, kUE8M0 = 1 };  // bit 23
+constexpr uint32_t kMxf4FormatE2M1 = 1;                       // A/B format code under kind::mxf4*
+
+// kind::mxf4nvf4, A and B E2M1 (K-major: mxf4 kinds cannot transpose), D F32 (implied; the
+// block-scaled idesc has no D-format field). ue4m3_scales: scale type UE4M3 (NVFP4, needs
+// .block16) or UE8M0. sfa_id / sfb_id: the scale-factor data IDs (bits 29-30, 4-5), which must be
+// 0 with .block16 (§9.7.16.10.7.2.3). Shapes the M/N fields cannot represent encode M = 0, which
+// no MMA accepts (as make_idesc_f16 does).
+TCG_HD constexpr uint32_t make_idesc_mxf4nvf4(uint32_t M, uint32_t N, bool ue4m3_scales = true, uint32_t sfa_id = 0,
+                                              uint32_t sfb_id = 0) {
+  const bool representable = M % 16 == 0 && N % 8 == 0 && (M >> 4) < 32 && (N >> 3) < 64;
+  return (sfb_id & 3u) << 4 | kMxf4FormatE2M1 << 7 | kMxf4FormatE2M1 << 10 |
+         (representable ? (N >> 3) << 17 | (M >> 4) << 24 : 0u) |
+         uint32_t(ue4m3_scales ? ScaleType::kUE4M3 : ScaleType::kUE8M0) << 23 | (sfa_id & 3u) << 29;
+}
+
+struct IdescBlockScaled {
+  uint32_t sparse_sel;  // bits 0-1 (reserved for dense)
+  uint32_t sparse;      // bit 2
+  uint32_t reserved3, sfb_id, reserved6;
+  uint32_t a_format, b_format;  // 3-bit fields (bits 7-9, 10-12)
+  uint32_t negate_a, negate_b, a_mn_major, b_mn_major;
+  uint32_t n;           // N (field << 3)
+  uint32_t scale_type;  // bit 23: ScaleType
+  uint32_t m;           // M (5-bit field 24-28 << 4, as CUTLASS; 128 = bit 27, 256 = bit 28)
+  uint32_t sfa_id;      // bits 29-30
+  uint32_t k_size;      // bit 31
+};
+
+TCG_HD constexpr IdescBlockScaled decode_idesc_block_scaled(uint32_t i) {
+  return IdescBlockScaled{i & 3u,          (i >> 2) & 1u,   (i >> 3) & 1u,  (i >> 4) & 3u,
+                          (i >> 6) & 1u,   (i >> 7) & 7u,   (i >> 10) & 7u, (i >> 13) & 1u,
+                          (i >> 14) & 1u,  (i >> 15) & 1u,  (i >> 16) & 1u, ((i >> 17) & 0x3Fu) << 3,
+                          (i >> 23) & 1u,  ((i >> 24) & 0x1Fu) << 4, (i >> 29) & 3u, (i >> 31) & 1u};
+}
+
+// Valid kind::mxf4 / mxf4nvf4 shapes for cta_group::1, PTX ISA §9.7.16.2.1 Table 39 (CUTLASS's
+// SM100_MMA_MXF4_SS static_asserts agree): M = 128 only, N a multiple of 8 in [8, 256]; K = 64.
+TCG_HD constexpr bool is_valid_mxf4_shape_cta1(uint32_t M, uint32_t N) {
+  return M == 128 && N % 8 == 0 && N >= 8 && N <= 256;
+}
+constexpr uint32_t kMxf4K = 64;           // K of one dense kind::mxf4nvf4 MMA (32 bytes per row)
+constexpr uint32_t kNvfp4BlockSize = 16;  // elements per UE4M3 scale (.block16)
+
+// E2M1 (PTX ISA §5.2.3): sign bit 3, exponent bits 2-1 (bias 1), mantissa bit 0; no Inf or NaN.
+// Codes 0-7: 0, 0.5, 1, 1.5, 2, 3, 4, 6; codes 8-15 the same negated (8 is -0). Two per byte in
+// shared memory, the lower K index in bits 3-0 (§9.7.16.10.4). Exact products of two E2M1 values
+// are multiples of 0.25 up to 36.
+TCG_HD constexpr float e2m1_to_float(uint8_t nibble) {
+  const uint32_t e = (nibble >> 1) & 3u, m = nibble & 1u;
+  const float mag = e == 0 ? 0.5f * float(m) : float(2u + m) * float(1u << e) * 0.25f;
+  return (nibble & 8u) ? -mag : mag;
+}
+
+// UE4M3 (PTX ISA §5.2.3): E4M3 with the sign bit required to be 0: exponent bits 6-3 (bias 7),
+// mantissa bits 2-0. Normal 2^(e-7) * (1 + m/8), subnormal (e = 0) 2^-6 * m/8 (smallest 2^-9),
+// largest 448 (0x7E); 0x7F is NaN, there is no infinity. A byte with the sign bit set is not a
+// UE4M3 value (the ISA requires the MSB to be 0): it decodes as NaN here, so a stray sign shows up.
+TCG_HD constexpr float ue4m3_to_float(uint8_t b) {
+  if ((b & 0x80u) || b == 0x7Fu) return __builtin_nanf("");
+  const uint32_t e = (b >> 3) & 15u, m = b & 7u;
+  return e == 0 ? float(m) / 512.0f : float(8u + m) * float(1u << e) / 1024.0f;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Tensor memory addresses, PTX ISA §9.7.16.1.1: lane in bits 31-16, column in bits 15-0.
 // 128 lanes x 512 columns of 32-bit cells per CTA.
 // ---------------------------------------------------------------------------------------------

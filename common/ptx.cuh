@@ -430,6 +430,41 @@ TCG_DEV void mma_bf16_ss(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint
 #endif
 }
 
+// tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 (§9.7.16.10.9, block scaling
+// §9.7.16.10.7): D[tmem] (+)= (A * SFA) * (B * SFB)^T for one 128 x N x 64 block of packed E2M1
+// operands (32 bytes of K per row, through the same smem descriptors as kind::f16), with one UE4M3
+// scale per 16 K-elements per row read from TMEM at `sfa_tmem` / `sfb_tmem` (the layout
+// tcgen05_cp_32x128b_warpx4 writes: row r's 4 scales in lane r%32 (+32w), column +r/32, byte s).
+// `idesc` from make_idesc_mxf4nvf4. One thread issues it; asynchronous, completion via commit.
+TCG_DEV void mma_mxf4nvf4_block16_ss(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                     uint32_t sfa_tmem, uint32_t sfb_tmem, bool accumulate TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::mma_mxf4nvf4_block16(d_tmem, a_desc, b_desc, idesc, sfa_tmem, sfb_tmem, accumulate, 1, TCG_AT);
+#else
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "setp.ne.b32 p, %4, 0;\n\t"
+      "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 [%0], %1, %2, %3, [%5], [%6], p;\n\t}" ::"r"(
+          d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate)), "r"(sfa_tmem), "r"(sfb_tmem)
+      : "memory");
+#endif
+}
+
+// tcgen05.cp.cta_group::1.32x128b.warpx4 (§9.7.16.9.2): copy 32 rows x 16 bytes from shared
+// memory (described by `s_desc`, K-major, no swizzle: row r at start + (r/8)*SBO + (r%8)*16) to
+// TMEM at `taddr`, replicated into all four 32-lane quarters: byte j of row r lands in lanes
+// r + 32w (w = 0..3), column (column of taddr) + j/4, byte j%4. One 512-byte scale-factor atom
+// (128 rows x 4 scales) per instruction. One thread issues it; asynchronous, ordered before this
+// thread's later tcgen05.mma; completion via tcgen05.commit.
+TCG_DEV void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tcgen05_cp_32x128b_warpx4(taddr, s_desc, 1, TCG_AT);
+#else
+  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(s_desc) : "memory");
+#endif
+}
+
 // tcgen05.commit: once every tcgen05 async operation this thread issued so far has completed,
 // arrive once on `bar` (§9.7.16.12.1). Implies tcgen05.fence::before_thread_sync.
 TCG_DEV void mma_commit(uint32_t bar TCG_LOC) {

@@ -90,6 +90,11 @@ void tmem_relinquish(int cta_group, SrcLoc at);
 void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool accumulate, int cta_group,
              SrcLoc at);
 void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_mask, SrcLoc at);
+// kind::mxf4nvf4.block_scale.block16 and tcgen05.cp.32x128b.warpx4 (mma_block_scaled.cpp)
+void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, uint32_t sfa_tmem,
+                          uint32_t sfb_tmem, bool accumulate, int cta_group, SrcLoc at);
+void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, SrcLoc at);
+
 enum class LdShape { k32x32b, k16x256b };
 void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at);
 void tmem_wait_ld(SrcLoc at);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""draw_layouts.py - draw the layout pictures of docs/core_matrices.md and docs/05_2sm_mma.md.
+"""draw_layouts.py - draw the layout pictures of docs/core_matrices.md, docs/05_2sm_mma.md and
+docs/06_persistent.md.
 
 Every address in the pictures comes from plots/layout_dump.cpp, which prints (as JSON) what the
 address functions of common/descriptors.h and step 05's own tile-mapping function and
@@ -11,6 +12,9 @@ sources, runs it, checks a few properties of its output, and draws:
   docs/img/2sm_data_split.png           step 05: which CTA of a pair holds which rows of A, B, C,
                                         the CTA -> tile map of an example grid, and the identical
                                         shared-memory layout of both CTAs with the pair's barrier flow
+  docs/img/persistent_schedule.png      step 06: which CTA pair computes which output tile in which
+                                        order (the kernel's own schedule functions, via
+                                        plots/schedule_dump.cpp), and the accumulator ping-pong
 
 Usage (from anywhere):  python3 plots/draw_layouts.py [--out-dir DIR] [--dump-json FILE] [--only NAME]
 Needs matplotlib (pip install matplotlib), a C++17 compiler ($CXX, default g++) and the CUDA
@@ -34,6 +38,10 @@ TOOL_SRC = os.path.join(ROOT, "plots", "layout_dump.cpp")
 TOOL_DEPS = [TOOL_SRC, os.path.join(ROOT, "common", "descriptors.h"), os.path.join(ROOT, "common", "kernel_common.cuh"),
              os.path.join(ROOT, "steps", "step05_2sm_mma.cu")]
 TOOL_BIN = os.path.join(ROOT, "build", "layout_dump")
+SCHEDULE_SRC = os.path.join(ROOT, "plots", "schedule_dump.cpp")
+SCHEDULE_DEPS = [SCHEDULE_SRC, os.path.join(ROOT, "common", "descriptors.h"),
+                 os.path.join(ROOT, "common", "kernel_common.cuh"), os.path.join(ROOT, "steps", "step06_persistent.cu")]
+SCHEDULE_BIN = os.path.join(ROOT, "build", "schedule_dump")
 
 # Chunk / k-group colours: tab20 comes in (dark, light) pairs of one hue, so logical 16-byte
 # chunks 2j and 2j+1 - the two halves that MMA K step j reads - share a hue.
@@ -44,22 +52,23 @@ def chunk_color(c):
     return TAB20[c % 20]
 
 
-def build_tool():
-    """Compile plots/layout_dump.cpp into build/layout_dump unless it is up to date."""
-    if os.path.exists(TOOL_BIN):
-        newest_src = max(os.path.getmtime(p) for p in TOOL_DEPS)
-        if os.path.getmtime(TOOL_BIN) >= newest_src:
+def build_tool(src=TOOL_SRC, deps=TOOL_DEPS, binary=TOOL_BIN):
+    """Compile plots/layout_dump.cpp (or another dump tool) into build/ unless it is up to date."""
+    if os.path.exists(binary):
+        newest_src = max(os.path.getmtime(p) for p in deps)
+        if os.path.getmtime(binary) >= newest_src:
             return
-    os.makedirs(os.path.dirname(TOOL_BIN), exist_ok=True)
+    os.makedirs(os.path.dirname(binary), exist_ok=True)
     cuda_home = os.environ.get("CUDA_HOME")
     if not cuda_home:
         nvcc = shutil.which("nvcc")
         cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if nvcc else "/usr/local/cuda"
-    # layout_dump.cpp includes step 05's source (emulator build) for its tile-mapping function;
-    # --gc-sections drops that step's kernel and launcher, which would need the emulator to link.
+    # layout_dump.cpp includes step 05's source (emulator build) for its tile-mapping function,
+    # schedule_dump.cpp step 06's for its schedule; --gc-sections drops the step's kernel and
+    # launcher, which would need the emulator to link.
     cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-psabi", "-I.",
-           "-I" + os.path.join(cuda_home, "include"), "-ffunction-sections", "-Wl,--gc-sections", TOOL_SRC,
-           "-o", TOOL_BIN]
+           "-I" + os.path.join(cuda_home, "include"), "-ffunction-sections", "-Wl,--gc-sections", src,
+           "-o", binary]
     print("building:", " ".join(cmd), file=sys.stderr)
     subprocess.run(cmd, cwd=ROOT, check=True)
 
@@ -67,7 +76,11 @@ def build_tool():
 def run_tool():
     build_tool()
     out = subprocess.run([TOOL_BIN], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    d = json.loads(out)
+    build_tool(SCHEDULE_SRC, SCHEDULE_DEPS, SCHEDULE_BIN)
+    out = subprocess.run([SCHEDULE_BIN], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    d.update(json.loads(out))
+    return d
 
 
 # ------------------------------------------------------------------------------------------------
@@ -100,6 +113,7 @@ def check_dump(d):
         require(logical_at[(r, p)] == 2 * j + h, "K step j reads logical chunks 2j and 2j+1")
 
     check_step05(d["step05"])
+    check_step06(d["step06"])
 
 
 def check_step05(s):
@@ -132,6 +146,32 @@ def check_step05(s):
     require(all(v == 1 for v in covered.values()) and
             len(covered) == m * len({n0 for _, _, _, _, n0, _, _, _, _ in s["ctas"]}),
             "every row of C is held by exactly one CTA per N tile")
+
+
+def check_step06(s):
+    pm, bm, bn, band = s["pair_m"], s["block_m"], s["block_n"], s["band_pair_rows"]
+    require(s["num_accumulators"] * bn == s["tmem_cols"] <= 512, "the accumulators fill one TMEM allocation")
+    require(s["tmem_empty_arrivals"] == s["cluster_size"] * 4, "tmem_empty counts the epilogue warps of both CTAs")
+    require(s["smem"]["launch_bytes"] <= 232448, "fits the sm_100 shared-memory limit")
+    for name, ex in s["examples"].items():
+        tm, tn, nt, nc = ex["tiles_m"], ex["tiles_n"], ex["num_tiles"], ex["num_clusters"]
+        require(nt == tm * tn and nc == min(ex["num_sms"] // s["cluster_size"], nt), name + ": grid size")
+        seen = {}
+        for c, walk in enumerate(ex["walk"]):
+            require(len(walk) >= 1, name + ": every pair has a tile")
+            for i, (ii, t, pr, pc, m0, m0p, n0) in enumerate(walk):
+                require(ii == i and t == c + i * nc, name + ": tile = cluster + i * num_clusters")
+                require(m0 == pm * pr and m0p == m0 + bm and n0 == bn * pc, name + ": the pair's rows and columns")
+                require(0 <= pr < tm and 0 <= pc < tn, name + ": the tile lies inside C")
+                seen[(pr, pc)] = seen.get((pr, pc), 0) + 1
+        require(len(seen) == nt and all(v == 1 for v in seen.values()), name + ": every tile exactly once")
+        # The order the pictures describe: bands of `band` pair rows top to bottom (the last one may be
+        # shorter), inside a band column by column, down M first.
+        for walk in ex["walk"]:
+            for _, t, pr, pc, *_ in walk:
+                b, k = divmod(t, band * tn)
+                rows = min(band, tm - b * band)
+                require((pr, pc) == (b * band + k % rows, k // rows), name + ": banded order, down M first")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -506,6 +546,127 @@ def draw_2sm(d, path):
     plt.close(fig)
 
 
+# ------------------------------------------------------------------------------------------------
+ROUND_COLORS = ["#4c72b0", "#55a868", "#dd8452", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
+ACC_COLORS = ["#4c72b0", "#dd8452"]  # accumulator 0 / 1
+
+
+def draw_schedule(d, path):
+    s = d["step06"]
+    pm, bn, band = s["pair_m"], s["block_n"], s["band_pair_rows"]
+    exs = s["examples"]
+    fig = plt.figure(figsize=(20, 16))
+    gs = fig.add_gridspec(2, 3, height_ratios=[1.55, 0.6], width_ratios=[1.55, 1.0, 0.42], hspace=0.22, wspace=0.16)
+    fig.suptitle("Step 06: the static schedule (the i-th tile of cluster c is c + i x num_clusters) and the banded tile order\n"
+                 "from the kernel's own num_clusters_for(), scheduled_tile(), pair_tile_at() (plots/schedule_dump.cpp)",
+                 fontsize=15, fontweight="bold", y=0.99)
+
+    def tile_map(ax, ex, color_of, label_of, fontsize, title):
+        tm, tn = ex["tiles_m"], ex["tiles_n"]
+        for c, walk in enumerate(ex["walk"]):
+            for i, t, pr, pc, *_ in walk:
+                ax.add_patch(Rectangle((pc, pr), 1, 1, fc=color_of(c, i), ec="white", lw=1.2, alpha=0.85))
+                ax.text(pc + 0.5, pr + 0.5, label_of(c, i, t), ha="center", va="center", fontsize=fontsize)
+        for b in range(band, tm, band):  # band boundaries
+            ax.plot([0, tn], [b, b], color="black", lw=3.5)
+        ax.plot([0, tn, tn, 0, 0], [0, 0, tm, tm, 0], color="black", lw=1.5)
+        m, n = ex["m"], ex["n"]
+        if m < tm * pm:
+            ax.plot([0, tn], [m / pm, m / pm], color="#b00000", lw=2, ls=":")
+        if n < tn * bn:
+            ax.plot([n / bn, n / bn], [0, tm], color="#b00000", lw=2, ls=":")
+        ax.set_xlim(-0.05, tn + 0.05)
+        ax.set_ylim(tm + 0.05, -0.05)
+        ax.set_xticks([j + 0.5 for j in range(tn)])
+        ax.set_xticklabels([str(j) for j in range(tn)], fontsize=8.5)
+        ax.set_yticks([r + 0.5 for r in range(tm)])
+        ax.set_yticklabels([str(r) for r in range(tm)], fontsize=8.5)
+        ax.set_xlabel("column tile pair_n (256 columns of C)", fontsize=10.5)
+        ax.set_ylabel("pair row pair_m (256 rows of C)", fontsize=10.5)
+        ax.set_aspect("equal")
+        ax.set_title(title, fontsize=11.5)
+
+    # ---- (1) the B200 case: 4096 x 4096, 148 SMs -> 74 pairs, 256 tiles ------------------------
+    ex = exs["b200_4096"]
+    ax = fig.add_subplot(gs[0, 0])
+    rounds = max(len(w) for w in ex["walk"])
+    tile_map(ax, ex, lambda c, i: ROUND_COLORS[i % len(ROUND_COLORS)], lambda c, i, t: "%d" % c, 7.5,
+             "(1) M = N = %d on a B200 (%d SMs): %d pairs, %d tiles, %d rounds.\n"
+             "Number = the pair (cluster) that computes the tile; colour = its round i.\n"
+             "Thick line: band boundary (%d pair rows). Round i = tile numbers %d i .. %d i + %d."
+             % (ex["m"], ex["num_sms"], ex["num_clusters"], ex["num_tiles"], rounds, band, ex["num_clusters"],
+                ex["num_clusters"], ex["num_clusters"] - 1))
+    handles = [Patch(fc=ROUND_COLORS[i], alpha=0.85, label="round %d: tiles %d-%d" %
+                     (i, i * ex["num_clusters"], min(ex["num_tiles"], (i + 1) * ex["num_clusters"]) - 1))
+               for i in range(rounds)]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.05), ncol=4, fontsize=10, frameon=True)
+
+    # ---- (2) uneven: 1000 x 1500 on 10 SMs -> 5 pairs, 24 tiles -------------------------------
+    ex = exs["uneven"]
+    ax = fig.add_subplot(gs[0, 1])
+    counts = [len(w) for w in ex["walk"]]
+    tile_map(ax, ex, lambda c, i: ROUND_COLORS[c % len(ROUND_COLORS)],
+             lambda c, i, t: "pair %d\n#%d (tile %d)" % (c, i, t), 9.5,
+             "(2) M = %d, N = %d, --sim-sms %d: %d pairs, %d tiles.\n"
+             "Colour = pair; #i = its i-th tile. Tiles per pair: %s.\n"
+             "Dotted red: the end of C (partial tiles)."
+             % (ex["m"], ex["n"], ex["num_sms"], ex["num_clusters"], ex["num_tiles"],
+                ", ".join(str(x) for x in counts)))
+
+    # ---- (3) a short last band: 2304 x 300 on 7 SMs -> 3 pairs, 18 tiles ---------------------
+    ex = exs["short_band"]
+    ax = fig.add_subplot(gs[0, 2])
+    tile_map(ax, ex, lambda c, i: ROUND_COLORS[c % len(ROUND_COLORS)], lambda c, i, t: "%d: #%d\nt%d" % (c, i, t), 8.5,
+             "(3) M = %d, N = %d, --sim-sms %d:\n%d pairs (1 SM idle), %d tiles;\n%d pair rows: bands of %d and %d\n"
+             "(label: pair: #i, tile)"
+             % (ex["m"], ex["n"], ex["num_sms"], ex["num_clusters"], ex["num_tiles"], ex["tiles_m"], band,
+                ex["tiles_m"] - band))
+
+    # ---- (4) the accumulator ping-pong of one pair (schematic durations) -----------------------
+    ex = exs["uneven"]
+    walk = ex["walk"][0]
+    ax = fig.add_subplot(gs[1, :])
+    ml, ep, lead, h = 1.0, 0.42, 0.25, 0.8  # schematic: one tile's mainloop, one epilogue, the producer's lead
+    y_tma, y_mma, y_epi = 0.0, 1.0, 2.0   # lanes, top to bottom
+    for name, y in (("producer (TMA warp), both CTAs", y_tma), ("MMA warp (leader)", y_mma),
+                    ("epilogue warps, both CTAs", y_epi)):
+        ax.text(-0.05, y + h / 2, name, ha="right", va="center", fontsize=11, fontweight="bold")
+    n_acc = s["num_accumulators"]
+    for i, t, pr, pc, *_ in walk:
+        a = i % n_acc
+        x = lead + i * ml
+        ax.add_patch(Rectangle((x - lead, y_tma), ml, h, fc="#dddddd", ec="black"))
+        ax.text(x - lead + ml / 2, y_tma + h / 2, "tile %d: k-tiles\ninto the smem ring" % t, ha="center",
+                va="center", fontsize=9)
+        ax.add_patch(Rectangle((x, y_mma), ml, h, fc=ACC_COLORS[a], alpha=0.75, ec="black"))
+        ax.text(x + ml / 2, y_mma + h / 2, "tile %d (%d, %d)\n-> accumulator %d\n(TMEM cols %d-%d)"
+                % (t, pr, pc, a, a * bn, a * bn + bn - 1), ha="center", va="center", fontsize=9)
+        ax.add_patch(Rectangle((x + ml, y_epi), ep, h, fc=ACC_COLORS[a], alpha=0.45, ec="black", hatch="//"))
+        ax.text(x + ml + ep / 2, y_epi + h / 2, "tile %d\nfrom\nacc %d" % (t, a), ha="center", va="center",
+                fontsize=8.5)
+        # tmem_full[a]: the MMA warp's commit -> the epilogues; tmem_empty[a]: the epilogues -> the MMA
+        # warp, before it starts tile i + 2 on the same accumulator
+        ax.add_patch(FancyArrowPatch((x + ml - 0.03, y_mma + h), (x + ml + 0.03, y_epi), arrowstyle="-|>",
+                                     mutation_scale=12, color="#1a7f37", lw=1.8))
+        if i + n_acc < len(walk):
+            ax.add_patch(FancyArrowPatch((x + ml + ep, y_epi + 0.1), (x + n_acc * ml + 0.03, y_mma + h),
+                                         arrowstyle="-|>", mutation_scale=12, color="#b00000", lw=1.5,
+                                         connectionstyle="arc3,rad=0.35"))
+    end = lead + len(walk) * ml + ep
+    ax.text(end + 0.05, y_mma + h / 2, "then the MMA warp waits\nuntil both accumulators\nare released, the "
+            "producer\ndrains the ring; cluster\nbarrier, dealloc, exit", fontsize=9.5, va="center")
+    ax.set_xlim(-2.3, end + 1.15)
+    ax.set_ylim(y_epi + h + 0.1, y_tma - 0.1)
+    ax.axis("off")
+    ax.set_title("(4) Pair 0 of (2) over time (durations schematic, not measured): the MMA warp fills accumulator i %% 2 "
+                 "while the epilogues of both CTAs drain the other one.\ngreen: tmem_full[a] (multicast tcgen05.commit, "
+                 "1 arrival, in each CTA); red: tmem_empty[a] (%d arrivals: every epilogue warp of both CTAs, on the "
+                 "leader's barrier) lets tile i + 2 reuse accumulator a" % s["tmem_empty_arrivals"], fontsize=11.5)
+    fig.subplots_adjust(left=0.04, right=0.99, top=0.925, bottom=0.03)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "img"), help="where the PNGs go [docs/img]")
@@ -520,7 +681,7 @@ def main():
             json.dump(d, f, indent=1)
     os.makedirs(args.out_dir, exist_ok=True)
     pictures = [("core_matrices_noswizzle.png", draw_noswizzle), ("swizzle128_atom.png", draw_swizzle),
-                ("2sm_data_split.png", draw_2sm)]
+                ("2sm_data_split.png", draw_2sm), ("persistent_schedule.png", draw_schedule)]
     for name, draw in pictures:
         if args.only and args.only not in name:
             continue

@@ -9,6 +9,9 @@
 #   diag:TEXT    the run exits 1 with an emulator diagnostic containing TEXT
 #   wrong        under at least one of the scheduler seeds 1..6, the run exits 1 because the
 #                result is wrong (or an emulator diagnostic fires); no run may crash
+# Each case runs with SHAPE below, or with the arguments in ARGS when the case sets it
+# (ARGS="--m ... --sim-sms N" case_ ...): a case that needs several tiles per CTA pair (step 06)
+# passes its own shape and emulated SM count.
 # Usage: tests/break_it.sh [CASE-NAME-SUBSTRING]
 set -u
 cd "$(dirname "$0")/.."
@@ -47,9 +50,10 @@ EOF
       -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -o "$bin" 2>"$OUT/$name.log"; then
     echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
   fi
-  local ok=0 how="" out rc seed
+  local ok=0 how="" out rc seed run_args
+  if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
   for seed in 1 2 3 4 5 6; do
-    out=$("$bin" --sim "${SHAPE[@]}" --sim-seed $seed 2>&1); rc=$?
+    out=$("$bin" --sim "${run_args[@]}" --sim-seed $seed 2>&1); rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then how="seed $seed: crashed (exit $rc)"; ok=0; break; fi
     case $expect in
       deadlock)
@@ -193,6 +197,47 @@ case_ s05-idesc-m128 $S5 wrong \
   'make_idesc_bf16_f32(PAIR_M, BLOCK_N)' 'make_idesc_bf16_f32(BLOCK_M, BLOCK_N)'
 case_ s05-dealloc-in-leader-only $S5 "diag:TMEM leak" \
   'if (warp == 1) tmem_dealloc_2sm' 'if (warp == 1 && is_leader) tmem_dealloc_2sm'
+
+# step 06. SHAPE has a single tile, so these run 8 tiles of 256 x 256 on 2 CTA pairs (--sim-sms 4):
+# 4 tiles per pair, each accumulator used twice, 16 k-tiles per pair over the 7 stages.
+S6=steps/step06_persistent.cu
+S6_ARGS="--m 1024 --n 512 --k 256 --inputs integer --sim-sms 4"
+ARGS=$S6_ARGS case_ s06-release-before-last-load $S6 wrong \
+  '        uint32_t r[16];
+' '        uint32_t r[16];
+        if (col == BLOCK_N - 16) {  // "only one chunk left: let the MMA warp start on this accumulator"
+          tcgen05_fence_before_thread_sync();
+          if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+        }
+' \
+  '      tcgen05_fence_before_thread_sync();
+      if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+      accum.advance' '      accum.advance'
+ARGS=$S6_ARGS case_ s06-mma-ignores-tmem-empty $S6 wrong \
+  '        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
+        tcgen05_fence_after_thread_sync();
+        const uint32_t d_tmem' '        const uint32_t d_tmem'
+ARGS=$S6_ARGS case_ s06-accumulator-parity-per-tile $S6 wrong \
+  '        mma_commit_2sm_multicast(tmem_full_bar(accum.slot), PAIR_MASK);
+        accum.advance(NUM_ACCUMULATORS);' '        mma_commit_2sm_multicast(tmem_full_bar(accum.slot), PAIR_MASK);
+        accum.slot ^= 1;  // "one parity for both accumulators, flipped every tile"
+        accum.phase ^= 1;' \
+  '      if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+      accum.advance(NUM_ACCUMULATORS);' '      if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+      accum.slot ^= 1;
+      accum.phase ^= 1;'
+ARGS=$S6_ARGS case_ s06-ring-reset-per-tile $S6 wrong \
+  '      RingPos stage;  // carries on across tiles; waits for phase parity stage.phase ^ 1 ("empty")
+      for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {' \
+  '      RingPos stage;  // carries on across tiles; waits for phase parity stage.phase ^ 1 ("empty")
+      for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
+        stage = RingPos{};  // "each tile starts a fresh pipeline"'
+ARGS=$S6_ARGS case_ s06-schedule-strides-over-ctas $S6 wrong \
+  'const int num_clusters = int(gridDim.x) / CLUSTER_SIZE;' 'const int num_clusters = int(gridDim.x);  // "one tile per CTA of the grid"'
+ARGS=$S6_ARGS case_ s06-peer-releases-own-accumulator $S6 deadlock \
+  'mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+      accum.advance' 'mbarrier_arrive_cluster(tmem_empty_bar(accum.slot));
+      accum.advance'
 
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

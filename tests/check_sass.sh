@@ -5,7 +5,7 @@
 #   * the tensor-core, TMA and TMEM instructions the step is built from, e.g. for the tcgen05
 #     steps UTCHMMA (tcgen05.mma) a multiple of 4 times (4 MMAs of K = 16 per 64-wide k-tile,
 #     however the compiler unrolls the loop), UTCBAR (tcgen05.commit), LDTM (tcgen05.ld),
-#     UTMALDG (TMA); for step 05 their .2CTA forms and the cluster barrier.
+#     UTMALDG (TMA); for steps 05 and 06 their .2CTA forms and the cluster barrier.
 # This catches what the emulator cannot: a PTX wrapper whose instruction differs from its
 # emulator twin (a missing .cta_group::2, a commit without .multicast, ...) still compiles,
 # and the emulator would never know. cuobjdump/nvdisasm come from the CUDA toolkit or from the
@@ -28,6 +28,7 @@ declare -A expect=(
   [step03]="UTCHMMA\$%4 UTCBAR\$ LDTM UTMALDG.2D\$"
   [step04]="UTCHMMA\$%4 UTCBAR\$ LDTM UTMALDG.2D\$"
   [step05]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
+  [step06]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
 )
 [ $# -gt 0 ] || set -- $(make --no-print-directory -s list-steps)
 bad=0

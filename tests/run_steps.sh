@@ -8,10 +8,16 @@
 # Steps that run on CTA pairs (PAIR_STEPS, clusters of 2 computing 256-row tiles) also run at
 # M = 129, 257 and 383: a pair whose second CTA has 1 valid row, pairs whose second CTA has none,
 # and a leader with a partial tile; integer inputs bitwise, random inputs under seeds 1, 2, 3.
+# Persistent steps (PERSISTENT_STEPS: the grid is sized by the SM count, each pair walks several
+# tiles) also run on emulated GPUs of a few SMs (--sim-sms): one tile per pair, several tiles per
+# pair with the smem ring wrapping inside tiles, uneven tile counts, more SM pairs than tiles
+# (grid capped), an odd SM count (one SM idle), two bands of the tile order, one pair walking 16
+# tiles; integer inputs bitwise, random inputs under seeds 1, 2, 3 (and 5).
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
 cd "$(dirname "$0")/.."
-PAIR_STEPS=" step05 "   # add later 2-SM steps here
+PAIR_STEPS=" step05 step06 "   # add later 2-SM steps here
+PERSISTENT_STEPS=" step06 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...
   local step=$1; shift
@@ -43,8 +49,24 @@ for step in "$@"; do
     run "$step" --m 383 --n 520 --k 1096 --inputs integer --sim-seed 2  # 2nd pair: leader 127 rows, peer none
     run "$step" --m 383 --n 520 --k 456 --inputs random --sim-seed 2
   fi
+  if [[ "$PERSISTENT_STEPS" == *" $step "* ]]; then
+    expected=$((expected + 12))
+    run "$step" --m 512 --n 512 --k 512 --inputs integer --sim-sms 8                  # 4 tiles on 4 pairs: one each
+    run "$step" --m 1024 --n 768 --k 1096 --inputs integer --sim-sms 4 --sim-seed 4  # 12 tiles on 2 pairs: 6 each,
+    run "$step" --m 1024 --n 768 --k 1096 --inputs random --sim-sms 4 --sim-seed 1   #   18 k-tiles per tile over 7 stages
+    run "$step" --m 1024 --n 768 --k 1096 --inputs random --sim-sms 4 --sim-seed 2
+    run "$step" --m 1024 --n 768 --k 1096 --inputs random --sim-sms 4 --sim-seed 3
+    run "$step" --m 1000 --n 1500 --k 776 --inputs integer --sim-sms 10               # 24 tiles on 5 pairs: 5,5,5,5,4;
+    run "$step" --m 1000 --n 1500 --k 776 --inputs random --sim-sms 10 --sim-seed 5   #   partial tiles, N % 8 != 0
+    run "$step" --m 383 --n 520 --k 456 --inputs integer --sim-sms 16 --sim-seed 2    # 6 tiles, 8 SM pairs: grid of 6 pairs
+    run "$step" --m 2304 --n 300 --k 136 --inputs integer --sim-sms 7 --sim-seed 4    # 18 tiles on 3 pairs (1 SM idle),
+    run "$step" --m 2304 --n 300 --k 136 --inputs random --sim-sms 7 --sim-seed 3     #   bands of 8 and 1 pair rows
+    run "$step" --m 1024 --n 1024 --k 64 --inputs integer --sim-sms 2                 # one pair, 16 tiles of one k-tile
+    run "$step" --m 1024 --n 1024 --k 64 --inputs random --sim-sms 3 --sim-seed 2     # the same on 3 SMs (1 idle)
+  fi
 done
 echo "emulator step runs: $passed passed, $failed failed"
-# A run that executed nothing must not pass: 7 runs per step (13 for a pair step), at least one step.
+# A run that executed nothing must not pass: 7 runs per step (13 for a pair step, 25 for a
+# persistent pair step), at least one step.
 if [ $# -eq 0 ] || [ "$passed" -ne "$expected" ]; then echo "expected $expected passing runs for $# step(s)"; exit 1; fi
 [ "$failed" = 0 ]

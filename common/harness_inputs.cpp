@@ -37,23 +37,32 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-void fill_input(Inputs kind, uint64_t seed, uint64_t stream_id, __nv_bfloat16* dst, size_t count) {
+uint64_t stream_state(uint64_t seed, uint64_t stream_id) {
   // Hash (seed, stream_id) into the generator's starting point, so that neighbouring seeds or
   // stream ids start at unrelated places of splitmix64's 2^64-long sequence.
   uint64_t s = seed;
   uint64_t mixed = splitmix64(s) ^ ((stream_id + 1) * 0xD6E8FEB86659FD93ull);
-  uint64_t state = splitmix64(mixed);
+  return splitmix64(mixed);
+}
+
+float unit_float(uint64_t x) {
+  // 24 random bits -> a multiple of 2^-23 in [-1, 1), exact in float.
+  return static_cast<float>(x >> 40) * 0x1p-23f - 1.0f;
+}
+
+uint32_t below(uint64_t x, uint32_t n) {
+  // Top 32 bits scaled to [0, n): multiply-shift instead of % avoids modulo bias.
+  return static_cast<uint32_t>(((x >> 32) * n) >> 32);
+}
+
+void fill_input(Inputs kind, uint64_t seed, uint64_t stream_id, __nv_bfloat16* dst, size_t count) {
+  uint64_t state = stream_state(seed, stream_id);
   for (size_t i = 0; i < count; ++i) {
     const uint64_t x = splitmix64(state);
-    float v;
-    if (kind == Inputs::kInteger) {
-      // Top 32 bits scaled to [0, 5): multiply-shift instead of % avoids modulo bias.
-      v = static_cast<float>(static_cast<int>(((x >> 32) * 5) >> 32) - 2);
-    } else {
-      // 24 random bits -> a multiple of 2^-23 in [-1, 1), exact in float; RN to BF16 can round the
-      // top values up to 1.0, so the result lies in [-1, 1].
-      v = static_cast<float>(x >> 40) * 0x1p-23f - 1.0f;
-    }
+    // Integers in [-2, 2]; or random: RN to BF16 can round the top values of unit_float up to
+    // 1.0, so the result lies in [-1, 1].
+    const float v = kind == Inputs::kInteger ? static_cast<float>(static_cast<int>(below(x, 5)) - 2)
+                                             : unit_float(x);
     dst[i] = bf16_from_bits(float_to_bf16_bits(v));
   }
 }

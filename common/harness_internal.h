@@ -98,6 +98,12 @@ inline float bf16_to_float(__nv_bfloat16 x) { return bf16_bits_to_float(bf16_bit
 
 // The next value of a splitmix64 generator (advances `state`).
 uint64_t splitmix64(uint64_t& state);
+// The generator state that starts stream `stream_id` of `seed` (fill_input's streams).
+uint64_t stream_state(uint64_t seed, uint64_t stream_id);
+// One generator output turned into a float uniform in [-1, 1) (a multiple of 2^-23), or an integer
+// uniform in [0, n).
+float unit_float(uint64_t x);
+uint32_t below(uint64_t x, uint32_t n);
 
 // Fills dst[0..count) from the generator stream (seed, stream_id); different stream ids give
 // independent sequences. Deterministic: the same arguments always give the same values.
@@ -115,6 +121,39 @@ HostInputs make_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t
 // BF16 values are exact in float: this is reference_gemm on the converted inputs (same threads).
 void cpu_reference(const __nv_bfloat16* a, const __nv_bfloat16* b, int64_t m, int64_t n, int64_t k,
                    float* ref, float* s, unsigned threads = 0);
+
+// ---------------------------------------------------------------------------------------------
+// NVFP4: encoding, the quantizer, inputs and the CPU reference (harness_nvfp4.cpp)
+// ---------------------------------------------------------------------------------------------
+// Decoding is tcg::e2m1_to_float / tcg::ue4m3_to_float (common/descriptors.h), the layout of the
+// scales tcg::sf_blocked_offset (common/nvfp4_layout.h); both are shared with the kernels.
+
+// The E2M1 code nearest to x / scale (the exact quotient), ties to the even code, magnitudes above
+// 6 saturating to 6; the sign of x is kept (-0.0 and small negatives give code 8, -0). x finite,
+// scale finite and > 0 (else std::invalid_argument).
+uint8_t float_to_e2m1(float x, float scale);
+// The UE4M3 code nearest to x, ties to even, values above 448 saturating to 448 (0x7E). x finite
+// and >= 0 (else std::invalid_argument).
+uint8_t float_to_ue4m3(float x);
+
+// An NVFP4 operand in host memory, as Nvfp4Operands describes it (common/step.h).
+struct Nvfp4Matrix {
+  int64_t rows = 0, k = 0;
+  std::vector<uint8_t> data;  // rows x k/2 bytes, two E2M1 codes per byte, low nibble first
+  std::vector<uint8_t> sf;    // sf_bytes(rows, k): UE4M3 scales, blocked; padding bytes are 0
+};
+
+// Quantizes the rows x k row-major floats `x` (k a positive multiple of 16), block by block of
+// 16 along k, with no per-tensor scale (S_enc = 1; see harness_nvfp4.cpp for the rules):
+//   scale = float_to_ue4m3(amax / 6), amax = max |x| over the block
+//   code  = float_to_e2m1(x, scale), or 0 for every element of a block whose scale is 0.
+// NaN or Inf anywhere: std::invalid_argument, one line naming `name`[row][col].
+Nvfp4Matrix quantize_nvfp4(const float* x, int64_t rows, int64_t k, const char* name = "x");
+
+// Every element decoded: out[r*k + q] = e2m1(code) * ue4m3(scale), exact in float (2 significant
+// bits times 4, exponents 2^-10 to 2688). `data` and `sf` as in Nvfp4Matrix.
+std::vector<float> dequantize_nvfp4(const uint8_t* data, const uint8_t* sf, int64_t rows,
+                                    int64_t k);
 
 // ---------------------------------------------------------------------------------------------
 // Reference GEMM core, any input type that is exact in float (harness_reference.cpp)

@@ -1,0 +1,159 @@
+// harness_nvfp4.cpp — the NVFP4 flavour of the problem's data (steps with Operands::kNVFP4): the
+// encoders to E2M1 and UE4M3, the quantizer from floats to packed E2M1 codes plus UE4M3 block
+// scales in the blocked layout (common/nvfp4_layout.h), its inverse, the generated `random` and
+// `integer` inputs, and the CPU reference, which decodes exactly to floats and hands them to the
+// type-independent reference core (harness_reference.cpp).
+//
+// The quantizer's rules (there is no single standard; facts §12 and §13.16 list three):
+//  * No per-tensor scale. NVIDIA's two-level recipe (TransformerEngine) first multiplies the tensor
+//    by S_enc = 448*6/amax(tensor) so that the block scales use UE4M3's whole range, and the GEMM
+//    result must then be multiplied back by S_dec_A * S_dec_B, which the kernel would need as an
+//    extra alpha argument. We take S_enc = 1: the block scales then carry the whole magnitude,
+//    which UE4M3 covers from 2^-9 to 448, plenty for inputs in [-1, 1] (block scales near 1/6).
+//  * Block scale: the UE4M3 value nearest to amax/6 (ties to even), saturating at 448: TE's rule
+//    with S_enc = 1. cuDNN rounds this scale up instead (so that no element saturates); rounding to
+//    nearest can pick a scale just below amax/6, and then the largest elements of the block
+//    saturate at ±6, an error of at most half a UE4M3 step (1/16 relative), the same size as the
+//    rounding of the scale itself. amax/6 is computed in float; that gives the same code as the
+//    exact quotient (a float quotient lands exactly on a rounding midpoint only if the exact one
+//    does: amax has 24 significant bits, the midpoints 5, and amax/6 - mid, when not 0, is at least
+//    an ulp of amax over 6, which exceeds half an ulp of mid).
+//  * Elements: the E2M1 value nearest to x/scale (the exact quotient, decided by comparing |x| with
+//    midpoint*scale, a product exact in double; TE multiplies by a rounded reciprocal instead,
+//    which can differ in the last place), ties to the even code, saturating at ±6, keeping the sign.
+//  * A block whose scale is 0 (all zeros, or amax/6 below 2^-10, half the smallest UE4M3 value)
+//    gets all-zero codes: there is nothing to divide by, and every element decodes to 0 anyway.
+//  * NaN or Inf: an error. E2M1 has neither, and a saturated Inf would silently hide a bug.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include "common/harness_internal.h"
+#include "common/nvfp4_layout.h"
+
+namespace tcg::harness {
+
+namespace {
+
+// The 127 finite UE4M3 values, codes 0x00-0x7E, in increasing order (code order is value order).
+const std::array<double, 127>& ue4m3_values() {
+  static const std::array<double, 127> v = [] {
+    std::array<double, 127> t{};
+    for (int c = 0; c < 127; ++c) t[static_cast<size_t>(c)] = ue4m3_to_float(static_cast<uint8_t>(c));
+    return t;
+  }();
+  return v;
+}
+
+// Midpoints between consecutive E2M1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+constexpr double kE2m1Mid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+
+std::string element_name(const char* name, int64_t r, int64_t c) {
+  return strf("%s[%lld][%lld]", name, static_cast<long long>(r), static_cast<long long>(c));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Encoders
+// ---------------------------------------------------------------------------------------------
+
+uint8_t float_to_e2m1(float x, float scale) {
+  if (!std::isfinite(x)) throw std::invalid_argument(strf("float_to_e2m1: %g is not finite", x));
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw std::invalid_argument(strf("float_to_e2m1: scale %g is not finite and positive", scale));
+  // Compare |x| with each midpoint times the scale: midpoints have at most 3 significant bits and a
+  // float 24, so every product is exact in double and every comparison decides the exact quotient.
+  const double mag = std::fabs(static_cast<double>(x));
+  uint8_t code = 7;  // above the last midpoint: 6, also for everything beyond 6 (saturation)
+  for (uint8_t c = 0; c < 7; ++c) {
+    const double t = kE2m1Mid[c] * static_cast<double>(scale);
+    if (mag < t) {
+      code = c;
+      break;
+    }
+    if (mag == t) {  // a tie: the even code (its mantissa bit is 0), as round-to-nearest-even
+      code = c % 2 == 0 ? c : static_cast<uint8_t>(c + 1);
+      break;
+    }
+  }
+  return std::signbit(x) ? static_cast<uint8_t>(code | 8u) : code;
+}
+
+uint8_t float_to_ue4m3(float x) {
+  if (!std::isfinite(x) || x < 0)
+    throw std::invalid_argument(strf("float_to_ue4m3: %g is not finite and >= 0", x));
+  const std::array<double, 127>& v = ue4m3_values();
+  const double d = x;
+  // The first value >= x; none: saturate to 448.
+  const auto it = std::lower_bound(v.begin(), v.end(), d);
+  if (it == v.end()) return 0x7E;
+  const int hi = static_cast<int>(it - v.begin());
+  if (hi == 0 || *it == d) return static_cast<uint8_t>(hi);
+  const int lo = hi - 1;
+  const double mid = 0.5 * (v[static_cast<size_t>(lo)] + v[static_cast<size_t>(hi)]);  // exact
+  if (d < mid) return static_cast<uint8_t>(lo);
+  if (d > mid) return static_cast<uint8_t>(hi);
+  return static_cast<uint8_t>(lo % 2 == 0 ? lo : hi);  // tie: the even code (mantissa LSB 0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantizer and its inverse
+// ---------------------------------------------------------------------------------------------
+
+Nvfp4Matrix quantize_nvfp4(const float* x, int64_t rows, int64_t k, const char* name) {
+  if (rows < 0 || k <= 0 || k % kNvfp4BlockSize != 0)
+    throw std::invalid_argument(
+        strf("quantize_nvfp4: %s is %lld x %lld; K must be a positive multiple of %u", name,
+             static_cast<long long>(rows), static_cast<long long>(k), kNvfp4BlockSize));
+  Nvfp4Matrix q;
+  q.rows = rows;
+  q.k = k;
+  q.data.assign(static_cast<size_t>(rows * (k / 2)), 0);
+  q.sf.assign(sf_bytes(static_cast<uint32_t>(rows), static_cast<uint32_t>(k)), 0);
+  const int64_t blocks = k / kNvfp4BlockSize;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * k;
+    uint8_t* out = q.data.data() + r * (k / 2);
+    for (int64_t kb = 0; kb < blocks; ++kb) {
+      const float* blk = row + kb * kNvfp4BlockSize;
+      float amax = 0;
+      for (uint32_t e = 0; e < kNvfp4BlockSize; ++e) {
+        if (!std::isfinite(blk[e]))
+          throw std::invalid_argument(
+              strf("cannot quantize %s = %g to NVFP4 (E2M1 has no NaN or Inf)",
+                   element_name(name, r, kb * kNvfp4BlockSize + e).c_str(), blk[e]));
+        amax = std::max(amax, std::fabs(blk[e]));
+      }
+      const uint8_t sf = float_to_ue4m3(amax / 6.0f);
+      q.sf[sf_blocked_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(kb),
+                             static_cast<uint32_t>(k))] = sf;
+      if (sf == 0) continue;  // the codes stay 0
+      const float scale = ue4m3_to_float(sf);
+      for (uint32_t e = 0; e < kNvfp4BlockSize; e += 2) {
+        const uint8_t lo = float_to_e2m1(blk[e], scale), hi = float_to_e2m1(blk[e + 1], scale);
+        out[(kb * kNvfp4BlockSize + e) / 2] = static_cast<uint8_t>(lo | hi << 4);
+      }
+    }
+  }
+  return q;
+}
+
+std::vector<float> dequantize_nvfp4(const uint8_t* data, const uint8_t* sf, int64_t rows,
+                                    int64_t k) {
+  std::vector<float> out(static_cast<size_t>(rows * k));
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = data + r * (k / 2);
+    for (int64_t q = 0; q < k; ++q) {
+      const float scale = ue4m3_to_float(sf[sf_blocked_offset(
+          static_cast<uint32_t>(r), static_cast<uint32_t>(q / kNvfp4BlockSize),
+          static_cast<uint32_t>(k))]);
+      out[static_cast<size_t>(r * k + q)] =
+          e2m1_to_float(fp4_code(row, static_cast<uint32_t>(q))) * scale;
+    }
+  }
+  return out;
+}
+
+}  // namespace tcg::harness

@@ -18,6 +18,7 @@ set -u
 cd "$(dirname "$0")/.."
 PAIR_STEPS=" step05 step06 "   # add later 2-SM steps here
 PERSISTENT_STEPS=" step06 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
+NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...
   local step=$1; shift
@@ -31,6 +32,25 @@ run() {  # run STEP ARGS...
   fi
 }
 for step in "$@"; do
+  if [[ "$NVFP4_STEPS" == *" $step "* ]]; then
+    # K % 64 == 0; k-tiles of 256 (4 MMA k-steps) over 6 stages. 4160 = 16 k-tiles + one of a
+    # single k-step: every stage's parity wraps 2-3 times, and the last stage loads one scale atom.
+    # M = 128 with large N and K: the competition shapes (128 x 7168 x 16384 ...) scaled down.
+    expected=$((expected + 11))
+    [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
+    run "$step" --m 200 --n 300 --k 4160 --inputs integer               # partial M/N, 17 k-tiles, 1-step tail
+    run "$step" --m 200 --n 300 --k 4160 --inputs random --sim-seed 1
+    run "$step" --m 200 --n 300 --k 4160 --inputs random --sim-seed 2
+    run "$step" --m 128 --n 256 --k 64 --inputs integer                 # K = one MMA k-step
+    run "$step" --m 384 --n 136 --k 1088 --inputs random --sim-seed 3   # 3 row tiles, 1-step K tail
+    run "$step" --m 1 --n 8 --k 64 --inputs integer                     # smallest problem
+    run "$step" --m 256 --n 512 --k 512 --inputs integer --sim-seed 4   # whole tiles only
+    run "$step" --m 128 --n 7168 --k 2048 --inputs integer              # competition-like, scaled down
+    run "$step" --m 128 --n 4096 --k 1792 --inputs random --sim-seed 1  #   7 whole k-tiles
+    run "$step" --m 128 --n 1536 --k 3136 --inputs random --sim-seed 2  #   13 k-tiles, 1-step tail
+    run "$step" --m 128 --n 1000 --k 2560 --inputs random --sim-seed 3  #   N % 8 != 0: scalar stores
+    continue
+  fi
   expected=$((expected + 7))
   [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
   run "$step" --m 200 --n 300 --k 1096 --inputs integer               # partial M/N, 18 k-tiles
@@ -67,6 +87,6 @@ for step in "$@"; do
 done
 echo "emulator step runs: $passed passed, $failed failed"
 # A run that executed nothing must not pass: 7 runs per step (13 for a pair step, 25 for a
-# persistent pair step), at least one step.
+# persistent pair step, 11 for an NVFP4 step), at least one step.
 if [ $# -eq 0 ] || [ "$passed" -ne "$expected" ]; then echo "expected $expected passing runs for $# step(s)"; exit 1; fi
 [ "$failed" = 0 ]

@@ -31,7 +31,7 @@
 // SHARED-MEMORY ARITHMETIC (BLOCK_N = 128, 6 stages)
 //   One stage = A 128 rows x 128 B (16 KiB) + B 128 x 128 B (16 KiB) + SFA 4 atoms (2 KiB)
 //   + SFB 4 atoms (2 KiB) = 36 KiB, for 2 x 128 x 128 x 256 = 8.4 MFLOP: 228 FLOP per byte.
-//   6 stages = 216 KiB; + 13 barriers + the TMEM slot + 1 KiB alignment slack = 217.2 KiB
+//   6 stages = 216 KiB; + 13 barriers + the TMEM slot + 1 KiB alignment slack = 217.1 KiB
 //   <= 227 KiB (sm_100). A 7th stage would need 253 KiB.
 //   TMEM: 128 FP32 accumulator columns + per stage 16 SFA columns (4 k-steps x 4) + 16 SFB
 //   columns (4 k-steps x BLOCK_N/32) = 128 + 6 x 32 = 320 -> allocate 512.

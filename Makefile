@@ -16,7 +16,7 @@ GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(s
 CPPFLAGS  := -I. -I$(CUDA_HOME)/include -DTCG_GIT_REV='"$(GIT_REV)"'
 CXXFLAGS  ?= -std=c++17 -O2 -g -Wall -Wextra
 NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler=-Wall -Xptxas=-v,-warn-spills
-LDLIBS    := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lpthread
+LDLIBS    := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lpthread
 
 # Per-step GPU targets. tcgen05 code only exists for sm_100a (compute capability 10.0).
 ARCH_TCGEN05 := -gencode arch=compute_100a,code=sm_100a

@@ -29,12 +29,25 @@ namespace tcg::harness {
 // ---------------------------------------------------------------------------------------------
 
 void print_problem(const StepSpec& spec, const Options& o, const std::string& device) {
+  const bool fp4 = spec.operands == Operands::kNVFP4;
   std::printf("%s: %s\n", program_name(spec).c_str(), spec.title);
   std::printf("device:   %s\n", device.c_str());
-  std::printf("shape:    M=%lld N=%lld K=%lld (C = A * B^T, BF16 in and out, FP32 accumulation)\n",
+  std::printf("shape:    M=%lld N=%lld K=%lld (C = A * B^T, %s, FP32 accumulation)\n",
               static_cast<long long>(o.m), static_cast<long long>(o.n),
-              static_cast<long long>(o.k));
-  if (o.inputs == Inputs::kInteger)
+              static_cast<long long>(o.k),
+              fp4 ? "NVFP4 in (E2M1, a UE4M3 scale per 16 along K), FP16 out"
+                  : "BF16 in and out");
+  if (fp4 && o.inputs == Inputs::kInteger)
+    std::printf(
+        "inputs:   integer: values 0, +-0.5, +-1, +-2 times block scales 0.5, 1, 2 (exact sums), "
+        "seed %llu\n",
+        static_cast<unsigned long long>(o.seed));
+  else if (fp4)
+    std::printf(
+        "inputs:   random, uniform in [-1, 1] quantized to NVFP4 (scale = UE4M3_RN(amax/6), no "
+        "global scale), seed %llu\n",
+        static_cast<unsigned long long>(o.seed));
+  else if (o.inputs == Inputs::kInteger)
     std::printf("inputs:   integer, uniform in [-2, 2], seed %llu\n",
                 static_cast<unsigned long long>(o.seed));
   else
@@ -53,6 +66,8 @@ CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult
   r.m = std::to_string(o.m);
   r.n = std::to_string(o.n);
   r.k = std::to_string(o.k);
+  // The CSV's dtype column names the operand format; an NVFP4 step's output is always FP16.
+  r.dtype = spec.operands == Operands::kNVFP4 ? "nvfp4" : "bf16";
   r.inputs = inputs_name(o.inputs);
   if (vr != nullptr) {
     r.max_abs_err = strf("%.6g", vr->max_abs_err);
@@ -92,28 +107,33 @@ void print_verify(const VerifyResult* vr) {
 
 namespace {
 
-int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
-  print_problem(spec, o, "tcgen05 emulator on the CPU");
-  const HostInputs in = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
-  // "Device" memory is host memory here; C starts as NaN, as on the GPU.
-  std::vector<__nv_bfloat16> out(static_cast<size_t>(o.m * o.n), bf16_from_bits(0xFFFFu));
-
+void set_emulator_options(const Options& o) {
   tcsim::Options so = tcsim::options();
   so.seed = o.sim_seed;
   so.num_sms = o.sim_sms;
   so.ctas_per_sm = o.sim_ctas_per_sm;
   tcsim::set_options(so);
+}
 
+GemmArgs shape_args(const Options& o) {
   GemmArgs args;
   args.m = static_cast<int>(o.m);
   args.n = static_cast<int>(o.n);
   args.k = static_cast<int>(o.k);
+  args.stream = nullptr;
+  return args;
+}
+
+// BF16 operands: inputs, launch, CPU reference, verification.
+VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
+  const HostInputs in = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  // "Device" memory is host memory here; C starts as NaN, as on the GPU.
+  std::vector<__nv_bfloat16> out(static_cast<size_t>(o.m * o.n), bf16_from_bits(0xFFFFu));
+  GemmArgs args = shape_args(o);
   args.a = in.a.data();
   args.b = in.b.data();
   args.c = out.data();
-  args.stream = nullptr;
   launch(args);  // a tcsim::SimError propagates to run_step, which reports it (exit 1)
-  const tcsim::Stats st = tcsim::last_stats();
 
   VerifyResult vr;
   if (o.check) {
@@ -123,6 +143,36 @@ int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
                   s.empty() ? nullptr : s.data());
     vr = verify(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n, o.k);
   }
+  return vr;
+}
+
+// NVFP4 operands, FP16 output: the same, with the packed data and blocked scales in host memory.
+VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
+  const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
+  std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
+  GemmArgs args = shape_args(o);
+  args.fp4 = in.operands();
+  args.fp4.c = out.data();
+  launch(args);
+
+  VerifyResult vr;
+  if (o.check) {
+    std::vector<float> ref(out.size()), s;
+    if (o.inputs == Inputs::kRandom) s.resize(out.size());
+    cpu_reference_nvfp4(args.fp4, o.m, o.n, o.k, ref.data(), s.empty() ? nullptr : s.data());
+    vr = verify_fp16(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n,
+                     o.k);
+  }
+  return vr;
+}
+
+int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
+  print_problem(spec, o, "tcgen05 emulator on the CPU");
+  set_emulator_options(o);
+  const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(o, launch)
+                                                             : emulate_bf16(o, launch);
+  const tcsim::Stats st = tcsim::last_stats();
   print_verify(o.check ? &vr : nullptr);
 
   const double rest = std::max(0.0, st.wall_seconds - st.mma_seconds - st.copy_seconds);

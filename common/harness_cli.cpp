@@ -76,22 +76,43 @@ std::string program_name(const StepSpec& spec) { return strf("step%02d", spec.nu
 
 std::string usage(const StepSpec& spec) {
   const std::string p = program_name(spec);
+  const bool fp4 = spec.operands == Operands::kNVFP4;
   std::string u;
   u += "usage: " + p + " [options]\n";
   u += strf("%s: %s\n", p.c_str(), spec.title);
-  u += "Computes C = A * B^T (A: MxK, B: NxK, C: MxN, all row-major BF16, FP32 accumulation),\n";
-  u += "verifies it and times it against cuBLAS; without a suitable GPU it runs in the tcgen05\n";
-  u += "emulator on the CPU.\n\n";
+  if (fp4) {
+    u += "Computes C = A * B^T (A: MxK, B: NxK, both NVFP4: E2M1 values with one UE4M3 scale per\n";
+    u += "16 along K; C: MxN row-major FP16; FP32 accumulation), verifies it and times it against\n";
+    u += "cuBLASLt; without a suitable GPU it runs in the tcgen05 emulator on the CPU.\n\n";
+  } else {
+    u += "Computes C = A * B^T (A: MxK, B: NxK, C: MxN, all row-major BF16, FP32 accumulation),\n";
+    u += "verifies it and times it against cuBLAS; without a suitable GPU it runs in the tcgen05\n";
+    u += "emulator on the CPU.\n\n";
+  }
   u += strf("  --m N, --n N, --k N     problem size [%lld; %lld in the emulator]\n",
             static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim));
-  u += strf("                          (K must be a multiple of %d)\n", spec.k_multiple);
+  if (fp4) {
+    u += strf("                          (K must be a multiple of %d: one kind::mxf4nvf4 MMA\n",
+              std::max(spec.k_multiple, static_cast<int>(kNvfp4KMultiple)));
+    u += "                          consumes 64 K elements, four 16-element scale blocks)\n";
+  } else {
+    u += strf("                          (K must be a multiple of %d)\n", spec.k_multiple);
+  }
   u += "  --iters N               timed launches: at least N, and more (up to 1000) until they\n";
   u += "                          add up to 100 ms [20]\n";
   u += "  --warmup N              untimed launches before timing [5]\n";
   u += "  --seed N                seed of the inputs [1]\n";
-  u += "  --inputs random|integer random: uniform in [-1,1]; integer: integers in [-2,2],\n";
-  u += "                          checked exactly [random]\n";
-  u += "  --check, --no-check     verify against a reference (cuBLAS, or the CPU) [--check]\n";
+  if (fp4) {
+    u += "  --inputs random|integer random: uniform in [-1,1], quantized to NVFP4 (no global\n";
+    u += "                          scale); integer: values 0, +-0.5, +-1, +-2 times scales 0.5, 1,\n";
+    u += strf("                          2, checked exactly (K <= %lld) [random]\n",
+              static_cast<long long>(kMaxNvfp4IntegerK));
+  } else {
+    u += "  --inputs random|integer random: uniform in [-1,1]; integer: integers in [-2,2],\n";
+    u += "                          checked exactly [random]\n";
+  }
+  u += strf("  --check, --no-check     verify against a reference (%s, or the CPU) [--check]\n",
+            fp4 ? "cuBLASLt" : "cuBLAS");
   u += "  --csv FILE              append one result row to FILE (header written if new)\n";
   u += "  --gpu                   insist on a GPU run (exit 3 if there is no suitable GPU)\n";
   u += "  --sim                   run in the tcgen05 emulator even if a GPU is present\n";
@@ -117,6 +138,13 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
       return prog + strf("%s=%lld: must be between 1 and %lld", d.flag,
                          static_cast<long long>(d.value), static_cast<long long>(kMaxDim));
   }
+  // NVFP4: the kernel's MMA (kind::mxf4nvf4, dense) consumes K = 64, four scale blocks of 16, and
+  // the scale layout is built from such 4-column groups; no step can take a partial one.
+  if (spec.operands == Operands::kNVFP4 && o.k % kNvfp4KMultiple != 0)
+    return prog + strf(
+                      "--k=%lld: K must be a multiple of %lld for NVFP4 (one kind::mxf4nvf4 MMA "
+                      "consumes K = 64, four 16-element scale blocks)",
+                      static_cast<long long>(o.k), static_cast<long long>(kNvfp4KMultiple));
   const int64_t km = spec.k_multiple > 0 ? spec.k_multiple : 1;
   if (o.k % km != 0) {
     // TMA needs every global row pitch to be a multiple of 16 bytes; with BF16 that is K % 8.
@@ -138,6 +166,12 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
                         static_cast<long long>(o.m), static_cast<long long>(o.n),
                         static_cast<long long>(o.k), op.what, static_cast<long long>(op.elements));
   }
+  if (spec.operands == Operands::kNVFP4 && o.inputs == Inputs::kInteger &&
+      o.k > kMaxNvfp4IntegerK)
+    return prog + strf(
+                      "--k=%lld: NVFP4 --inputs integer needs K <= %lld (larger sums of products "
+                      "are not exact in FP32)",
+                      static_cast<long long>(o.k), static_cast<long long>(kMaxNvfp4IntegerK));
   if (o.inputs == Inputs::kInteger && o.k > kMaxIntegerK)
     return prog + strf(
                       "--k=%lld: --inputs integer needs K <= %lld (larger sums of products are "

@@ -1,8 +1,8 @@
-// harness_gpu.cpp — running a step on a real GPU: finding a capable device, RAII wrappers for
-// device memory, events, streams and the cuBLAS handle, the checked launch (with a time limit, as
-// a wrong mbarrier protocol hangs instead of failing), cuBLAS as the reference, and the timing
-// loop (L2 flushed before every launch, median of at least 100 ms of launches) for the step's
-// kernel and for cuBLAS.
+// harness_gpu.cpp — running a step on a real GPU: finding a capable device, the checked launch
+// (with a time limit, as a wrong mbarrier protocol hangs instead of failing), cuBLAS as the
+// reference, and the timing loop (L2 flushed before every launch, median of at least 100 ms of
+// launches) for the step's kernel and for cuBLAS. The RAII wrappers and the pieces the NVFP4 driver
+// (harness_gpu_nvfp4.cpp, cuBLASLt) shares are declared in harness_gpu.h.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -17,19 +17,7 @@
 #include <thread>
 #include <utility>
 
-#include "common/cuda_check.h"
-#include "common/harness_run.h"
-
-// Like CUDA_CHECK, for cuBLAS calls: throws tcg::CudaError naming file:line, the call and the
-// status.
-#define CUBLAS_CHECK(call)                                                           \
-  do {                                                                               \
-    cublasStatus_t tcg_status_ = (call);                                             \
-    if (tcg_status_ != CUBLAS_STATUS_SUCCESS)                                        \
-      ::tcg::throw_cuda_error(__FILE__, __LINE__, #call,                             \
-                              std::string(cublasGetStatusName(tcg_status_)) + ": " + \
-                                  cublasGetStatusString(tcg_status_));               \
-  } while (0)
+#include "common/harness_gpu.h"
 
 namespace tcg::harness {
 
@@ -37,59 +25,6 @@ namespace {
 
 constexpr double kMinTimedMs = 100.0;    // keep timing until the launches add up to this...
 constexpr int kMaxTimedLaunches = 1000;  // ...but stop extending at this many launches
-
-// Owns device memory for `count` elements of T.
-template <class T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t count) : count_(count) {
-    void* p = nullptr;
-    if (count > 0) CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
-    ptr_ = static_cast<T*>(p);
-  }
-  // Errors are ignored here: a destructor must not throw, and a failing cudaFree only repeats an
-  // earlier (sticky) error that has already been reported.
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) (void)cudaFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  T* get() const { return ptr_; }
-  size_t count() const { return count_; }
-  size_t bytes() const { return count_ * sizeof(T); }
-
- private:
-  T* ptr_ = nullptr;
-  size_t count_;
-};
-
-class Event {
- public:
-  Event() { CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~Event() {
-    if (event_ != nullptr) (void)cudaEventDestroy(event_);
-  }
-  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  Event& operator=(Event&&) = delete;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-class Stream {
- public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 class CublasHandle {
  public:
@@ -115,6 +50,24 @@ bool is_capable(Arch arch, int major, int minor) {
   if (arch == Arch::kSm100a) return major == 10 && minor == 0;  // sm_100a runs nowhere else
   return major >= 8;
 }
+
+// Row-major C (M x N) = A (M x K) · B^T with A and B row-major (N x K). cuBLAS is column-major:
+// it sees our row-major C as C^T (N x M, ld N), B as a K x N matrix (ld K) and A as K x M (ld K).
+// So C^T = op_T(B) · op_N(A): transa = T, transb = N, with (m, n, k) = (N, M, K).
+void cublas_gemm(cublasHandle_t h, const void* a, const void* b, void* c, cudaDataType_t c_type,
+                 const Options& o) {
+  const float one = 1.0f, zero = 0.0f;
+  const int m = static_cast<int>(o.m), n = static_cast<int>(o.n), k = static_cast<int>(o.k);
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a,
+                            CUDA_R_16BF, k, &zero, c, c_type, n, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Shared with the NVFP4 driver (harness_gpu.h)
+// ---------------------------------------------------------------------------------------------
 
 // The driver as "<kernel module release> (CUDA <driver API version>)", e.g. "580.159.04 (CUDA
 // 13.0)". The release comes from /proc/driver/nvidia/version (Linux), which is what nvidia-smi
@@ -167,23 +120,6 @@ void wait_or_give_up(cudaStream_t stream, const StepSpec& spec) {
   }
 }
 
-
-// Row-major C (M x N) = A (M x K) · B^T with A and B row-major (N x K). cuBLAS is column-major:
-// it sees our row-major C as C^T (N x M, ld N), B as a K x N matrix (ld K) and A as K x M (ld K).
-// So C^T = op_T(B) · op_N(A): transa = T, transb = N, with (m, n, k) = (N, M, K).
-void cublas_gemm(cublasHandle_t h, const void* a, const void* b, void* c, cudaDataType_t c_type,
-                 const Options& o) {
-  const float one = 1.0f, zero = 0.0f;
-  const int m = static_cast<int>(o.m), n = static_cast<int>(o.n), k = static_cast<int>(o.k);
-  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a,
-                            CUDA_R_16BF, k, &zero, c, c_type, n, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT));
-}
-
-struct Timing {
-  double median_ms = 0;
-  int launches = 0;
-};
 
 // Times `launch` with one event pair per launch. Before each timed launch, and outside its event
 // pair, a memset of `flush` (2x the L2 size) evicts A, B and C from L2, so every launch starts cold
@@ -244,11 +180,18 @@ void launch_step(LaunchFn launch, const GemmArgs& args) {
   }
 }
 
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
+  CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
+  CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+  return strf("%d.%d.%d", major, minor, patch);
+}
+
 double tflops(const Options& o, double ms) {
   return 2.0 * double(o.m) * double(o.n) * double(o.k) / (ms * 1e-3) / 1e12;
 }
 
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Survey
@@ -310,6 +253,7 @@ std::string need_short(Arch arch) {
 // ---------------------------------------------------------------------------------------------
 
 int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu) {
+  if (spec.operands == Operands::kNVFP4) return run_nvfp4_on_gpu(spec, o, launch, gpu);
   CUDA_CHECK(cudaSetDevice(gpu.index));
   print_problem(spec, o,
                 strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count,
@@ -406,11 +350,7 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   row.gpu = gpu.name;
   row.sm_count = std::to_string(gpu.sm_count);
   row.driver = driver_description();
-  int cublas_major = 0, cublas_minor = 0, cublas_patch = 0;
-  CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &cublas_major));
-  CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &cublas_minor));
-  CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &cublas_patch));
-  row.cublas = strf("%d.%d.%d", cublas_major, cublas_minor, cublas_patch);
+  row.cublas = cublas_version();
   row.iterations = std::to_string(ours.launches);
   row.median_ms = strf("%.6f", ours.median_ms);
   row.tflops = strf("%.2f", ours_tflops);

@@ -4,15 +4,15 @@
 //   harness_cli.cpp        command line: flags, usage, shape checks, emulator defaults
 //   harness_inputs.cpp     BF16: conversions, generated inputs, the CPU reference for BF16
 //   harness_reference.cpp  the reference GEMM core (floats in, double sums), fast and threaded
-//   harness_verify.cpp     BF16 output: tolerance, verification and its report
+//   harness_nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
+//   harness_verify.cpp     BF16 and FP16 output: tolerances, verification and its report
 //   harness_report.cpp     CSV rows and files, version and date formatting, strf
 // common/harness.cpp (run_step, the emulator run) and common/harness_gpu.cpp (the GPU run),
 // sharing common/harness_run.h, tie them together.
 //
-// The data type: inputs are BF16 and so is the output. Everything specific to that is in the two
-// BF16 sections below (and in the wording of the usage text and report); the reference core takes
-// floats. A second flavour (NVFP4 in, FP16/BF16 out) adds its own inputs, reference wrapper and
-// verification beside the BF16 ones.
+// The data types (StepSpec::operands): BF16 in and out (steps 00-06), or NVFP4 in (E2M1 values,
+// UE4M3 scales per 16) and FP16 out (step 07). Each has its own sections below for inputs, the
+// reference wrapper and verification; the reference core between them takes floats.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +49,12 @@ constexpr int64_t kMaxElements = (int64_t{1} << 31) - 1;
 // Integer inputs have |a*b| <= 4, so every partial sum is an integer of magnitude <= 4K; FP32
 // represents all of them exactly only while 4K <= 2^24.
 constexpr int64_t kMaxIntegerK = int64_t{1} << 22;
+// NVFP4 integer inputs (harness_nvfp4.cpp) are multiples of 2^-2 with |a| <= 4, so products are
+// multiples of 2^-4 with |a*b| <= 16 and partial sums multiples of 2^-4 of magnitude <= 16K; FP32
+// holds every multiple of 2^-4 up to 2^20 exactly, hence 16K <= 2^20.
+constexpr int64_t kMaxNvfp4IntegerK = int64_t{1} << 16;
+// The K of one kind::mxf4nvf4 MMA, which every NVFP4 step's K must be a multiple of.
+constexpr int64_t kNvfp4KMultiple = 64;
 constexpr int kMaxCount = 1000000;  // upper bound for --iters / --warmup
 
 struct Options {
@@ -155,6 +161,24 @@ Nvfp4Matrix quantize_nvfp4(const float* x, int64_t rows, int64_t k, const char* 
 std::vector<float> dequantize_nvfp4(const uint8_t* data, const uint8_t* sf, int64_t rows,
                                     int64_t k);
 
+struct Nvfp4HostInputs {
+  Nvfp4Matrix a;  // m x k
+  Nvfp4Matrix b;  // n x k
+  // A view for GemmArgs::fp4 and cpu_reference_nvfp4 (c stays null).
+  Nvfp4Operands operands() const;
+};
+// random: the floats of the BF16 `random` inputs before their rounding (uniform in [-1, 1), A from
+// stream 0 and B from stream 1 of `seed`), quantized by quantize_nvfp4.
+// integer: E2M1 values uniform in {0, ±0.5, ±1, ±2} (streams 0 and 1) and block scales uniform in
+// {0.5, 1, 2} (streams 2 and 3): every element is a multiple of 2^-2 of magnitude <= 4, so every
+// FP32 partial sum is exact while K <= kMaxNvfp4IntegerK.
+Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k);
+
+// ref and s as cpu_reference, for C = (A . SFA) * (B . SFB)^T: the operands decoded exactly to
+// floats (dequantize_nvfp4), then reference_gemm. Only the a, b, sfa and sfb pointers are read.
+void cpu_reference_nvfp4(const Nvfp4Operands& op, int64_t m, int64_t n, int64_t k, float* ref,
+                         float* s, unsigned threads = 0);
+
 // ---------------------------------------------------------------------------------------------
 // Reference GEMM core, any input type that is exact in float (harness_reference.cpp)
 // ---------------------------------------------------------------------------------------------
@@ -185,14 +209,17 @@ double bf16_tolerance(double ref, double s, int64_t k);
 struct Mismatch {
   int64_t i = 0, j = 0;
   double expected = 0, got = 0;
-  double tol = 0;  // 0 for exact (integer) comparisons
+  double tol = 0;        // 0 for exact (integer) comparisons
+  double reference = 0;  // the unrounded reference (differs from expected for integer inputs)
+  bool overflow = false;  // the reference is beyond the output type's range (FP16 only)
 };
 
 struct VerifyResult {
   Inputs inputs = Inputs::kRandom;
   int64_t total = 0;       // M * N
   int64_t mismatches = 0;  // elements outside tolerance, NaN/Inf included
-  int64_t nonfinite = 0;   // NaN or Inf in the output
+  int64_t nonfinite = 0;   // NaN or Inf in the output, where no Inf was expected
+  int64_t overflow = 0;    // FP16: elements whose reference rounds to ±Inf (|ref| > 65504)
   double max_abs_err = 0;  // over the finite outputs
   int64_t max_i = -1, max_j = -1;
   double max_ratio = 0;         // max |err| / tol over the finite outputs (random inputs only)
@@ -210,6 +237,29 @@ VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, con
 
 // Pass: one line (no newline). Fail: several lines, each ending in '\n' except the last.
 std::string format_verify(const VerifyResult& r);
+
+// ---------------------------------------------------------------------------------------------
+// FP16 output (NVFP4 steps): conversions, tolerance and verification (harness_verify.cpp)
+// ---------------------------------------------------------------------------------------------
+
+// cuda_fp16.h's conversions, the ones a kernel uses (__float2half_rn: nearest even, overflow to
+// Inf from 65520 up).
+uint16_t float_to_fp16_bits(float x);
+float fp16_bits_to_float(uint16_t bits);
+uint16_t fp16_bits(__half x);
+__half fp16_from_bits(uint16_t bits);
+constexpr double kFp16Max = 65504;  // the largest finite FP16 value
+
+// Tolerance for one FP16 output element of a `random` run (derivation in harness_verify.cpp):
+//   tol = 2^-11 * |ref| + 2 * K * 2^-23 * S + 2^-24
+double fp16_tolerance(double ref, double s, int64_t k);
+
+// verify() for an FP16 output. integer: out must equal FP16_RN(ref) (-0 == +0), which is ±Inf
+// where |ref| rounds beyond 65504: such elements are counted in VerifyResult::overflow and pass
+// only as that Inf. random: |out - ref| <= fp16_tolerance; where |ref| + tol reaches 65520 an Inf
+// of ref's sign passes too (counted in overflow if FP16_RN(ref) itself is Inf).
+VerifyResult verify_fp16(Inputs kind, const __half* out, const float* ref, const float* s,
+                         int64_t m, int64_t n, int64_t k);
 
 // ---------------------------------------------------------------------------------------------
 // CSV and report formatting (harness_report.cpp)

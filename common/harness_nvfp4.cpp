@@ -156,4 +156,86 @@ std::vector<float> dequantize_nvfp4(const uint8_t* data, const uint8_t* sf, int6
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Generated inputs
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+Nvfp4Matrix random_operand(uint64_t seed, uint64_t stream, int64_t rows, int64_t k,
+                           const char* name) {
+  std::vector<float> x(static_cast<size_t>(rows * k));
+  uint64_t state = stream_state(seed, stream);
+  for (float& v : x) v = unit_float(splitmix64(state));
+  return quantize_nvfp4(x.data(), rows, k, name);
+}
+
+// Why these sets give exact sums: an element is c * s with c in {0, ±1/2, ±1, ±2} and s in
+// {1/2, 1, 2}, so it is a multiple of 2^-2 and at most 4 in magnitude. A product of two is a
+// multiple of 2^-4 and at most 16, and so is every sum of products, however it is ordered or
+// grouped (a 16-element block's dot product of codes, a multiple of 2^-2 up to 64, times the
+// product of two scales, a multiple of 2^-2 up to 4, included): all are multiples of 2^-4 no larger
+// than 16K, which FP32 (24 significant bits) holds exactly while 16K <= 2^24 * 2^-4, i.e. K <= 2^16
+// (kMaxNvfp4IntegerK). The output's only rounding is then the final one to FP16.
+constexpr uint8_t kIntegerCodes[7] = {0x0, 0x1, 0x2, 0x4, 0x9, 0xA, 0xC};  // 0, ±0.5, ±1, ±2
+constexpr uint8_t kIntegerScales[3] = {0x30, 0x38, 0x40};                 // 0.5, 1, 2
+
+Nvfp4Matrix integer_operand(uint64_t seed, uint64_t code_stream, uint64_t scale_stream,
+                            int64_t rows, int64_t k) {
+  Nvfp4Matrix q;
+  q.rows = rows;
+  q.k = k;
+  q.data.resize(static_cast<size_t>(rows * (k / 2)));
+  uint64_t state = stream_state(seed, code_stream);
+  for (uint8_t& byte : q.data) {
+    const uint64_t x = splitmix64(state);
+    // Two codes from one draw: the top 32 bits for the low nibble, the next 32 for the high one.
+    const uint8_t lo = kIntegerCodes[below(x, 7)], hi = kIntegerCodes[below(x << 32, 7)];
+    byte = static_cast<uint8_t>(lo | hi << 4);
+  }
+  q.sf.assign(sf_bytes(static_cast<uint32_t>(rows), static_cast<uint32_t>(k)), 0);
+  state = stream_state(seed, scale_stream);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t kb = 0; kb < k / kNvfp4BlockSize; ++kb)
+      q.sf[sf_blocked_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(kb),
+                             static_cast<uint32_t>(k))] = kIntegerScales[below(splitmix64(state), 3)];
+  return q;
+}
+
+}  // namespace
+
+Nvfp4Operands Nvfp4HostInputs::operands() const {
+  Nvfp4Operands op;
+  op.a = a.data.data();
+  op.b = b.data.data();
+  op.sfa = a.sf.data();
+  op.sfb = b.sf.data();
+  return op;
+}
+
+Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k) {
+  Nvfp4HostInputs in;
+  if (kind == Inputs::kInteger) {
+    in.a = integer_operand(seed, 0, 2, m, k);
+    in.b = integer_operand(seed, 1, 3, n, k);
+  } else {
+    in.a = random_operand(seed, 0, m, k, "A");
+    in.b = random_operand(seed, 1, n, k, "B");
+  }
+  return in;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU reference for NVFP4 inputs
+// ---------------------------------------------------------------------------------------------
+
+void cpu_reference_nvfp4(const Nvfp4Operands& op, int64_t m, int64_t n, int64_t k, float* ref,
+                         float* s, unsigned threads) {
+  // Each decoded element (E2M1 value times UE4M3 scale) is exact in float, so the core sees the
+  // operands exactly as the tensor cores do; its double sums are then exact for integer inputs.
+  const std::vector<float> af = dequantize_nvfp4(op.a, op.sfa, m, k);
+  const std::vector<float> bf = dequantize_nvfp4(op.b, op.sfb, n, k);
+  reference_gemm(af.data(), bf.data(), m, n, k, ref, s, threads);
+}
+
 }  // namespace tcg::harness

@@ -381,3 +381,106 @@ TEST_CASE("quantize_nvfp4: uniform [-1, 1] data lands within one E2M1 rounding o
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Inputs and the CPU reference
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("make_nvfp4_inputs: random = the BF16 path's floats, quantized") {
+  const int64_t m = 5, n = 3, k = 64;
+  const Nvfp4HostInputs in = make_nvfp4_inputs(Inputs::kRandom, 9, m, n, k);
+  for (int which = 0; which < 2; ++which) {
+    const int64_t rows = which == 0 ? m : n;
+    std::vector<float> x(static_cast<size_t>(rows * k));
+    uint64_t state = stream_state(9, static_cast<uint64_t>(which));
+    for (float& v : x) v = unit_float(splitmix64(state));
+    const Nvfp4Matrix want = quantize_nvfp4(x.data(), rows, k);
+    const Nvfp4Matrix& got = which == 0 ? in.a : in.b;
+    CHECK(got.rows == rows);
+    CHECK(got.data == want.data);
+    CHECK(got.sf == want.sf);
+  }
+  const Nvfp4Operands op = in.operands();
+  CHECK(op.a == in.a.data.data());
+  CHECK(op.sfb == in.b.sf.data());
+  CHECK(op.c == nullptr);
+  // Deterministic, and seed-dependent.
+  CHECK(make_nvfp4_inputs(Inputs::kRandom, 9, m, n, k).a.data == in.a.data);
+  CHECK(make_nvfp4_inputs(Inputs::kRandom, 10, m, n, k).a.data != in.a.data);
+}
+
+TEST_CASE("make_nvfp4_inputs: integer codes and scales come from the exact sets, all occurring") {
+  const int64_t m = 130, n = 40, k = 128;
+  const Nvfp4HostInputs in = make_nvfp4_inputs(Inputs::kInteger, 3, m, n, k);
+  for (const Nvfp4Matrix* x : {&in.a, &in.b}) {
+    std::set<uint8_t> codes, scales;
+    for (uint32_t r = 0; r < x->rows; ++r) {
+      for (uint32_t q = 0; q < k; ++q) codes.insert(fp4_code(x->data.data() + r * (k / 2), q));
+      for (uint32_t kb = 0; kb < k / 16; ++kb) scales.insert(x->sf[sf_blocked_offset(r, kb, k)]);
+    }
+    CHECK(codes == std::set<uint8_t>{0x0, 0x1, 0x2, 0x4, 0x9, 0xA, 0xC});
+    CHECK(scales == std::set<uint8_t>{0x30, 0x38, 0x40});
+    // Padding rows stay 0.
+    for (uint32_t r = static_cast<uint32_t>(x->rows); r < sf_padded_rows(static_cast<uint32_t>(x->rows)); ++r)
+      REQUIRE(x->sf[sf_blocked_offset(r, 0, k)] == 0);
+  }
+  CHECK(in.a.data != make_nvfp4_inputs(Inputs::kInteger, 4, m, n, k).a.data);
+}
+
+TEST_CASE("integer NVFP4 inputs: FP32 sums in any order equal the exact sum") {
+  // The argument (harness_nvfp4.cpp): multiples of 2^-4 below 16K <= 2^20. Check it on data: the
+  // reference (double) against FP32 sums forwards, backwards and block by block.
+  const int64_t m = 4, n = 4, k = 4096;
+  const Nvfp4HostInputs in = make_nvfp4_inputs(Inputs::kInteger, 5, m, n, k);
+  const std::vector<float> a = dequantize_nvfp4(in.a.data.data(), in.a.sf.data(), m, k);
+  const std::vector<float> b = dequantize_nvfp4(in.b.data.data(), in.b.sf.data(), n, k);
+  std::vector<float> ref(static_cast<size_t>(m * n));
+  cpu_reference_nvfp4(in.operands(), m, n, k, ref.data(), nullptr, 1);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float fwd = 0, bwd = 0, blocks = 0;
+      for (int64_t q = 0; q < k; ++q) fwd += a[i * k + q] * b[j * k + q];
+      for (int64_t q = k - 1; q >= 0; --q) bwd += a[i * k + q] * b[j * k + q];
+      for (int64_t kb = 0; kb < k / 16; ++kb) {
+        float blk = 0;
+        for (int64_t e = 0; e < 16; ++e) blk += a[i * k + kb * 16 + e] * b[j * k + kb * 16 + e];
+        blocks += blk;
+      }
+      CHECK(fwd == ref[i * n + j]);
+      CHECK(bwd == ref[i * n + j]);
+      CHECK(blocks == ref[i * n + j]);
+    }
+  }
+  // The extreme case of the bound: K = 2^16 products of 4 * 4 add up to 2^20, still exact.
+  CHECK(static_cast<float>(kMaxNvfp4IntegerK * 16) == 0x1p20f);
+}
+
+TEST_CASE("cpu_reference_nvfp4 on a hand example") {
+  // A: 1 x 32, B: 2 x 32. Block 0 of A: value 1 (code 2) everywhere, scale 2; block 1: -0.5
+  // (code 9), scale 0.5. B row 0: 2 (code 4), scale 1, in both blocks; B row 1: 6 (code 7),
+  // scale 448, then 0. C[0][0] = 16 * (1*2)(2*1) + 16 * (-0.5*0.5)(2*1) = 64 - 8 = 56.
+  // C[0][1] = 16 * (2)(6*448) + 0 = 86016; S equals |.|: 64 + 8 = 72 and 86016.
+  Nvfp4Matrix a, b;
+  a.rows = 1;
+  b.rows = 2;
+  a.k = b.k = 32;
+  a.data.assign(16, 0);
+  b.data.assign(32, 0);
+  a.sf.assign(sf_bytes(1, 32), 0);
+  b.sf.assign(sf_bytes(2, 32), 0);
+  for (int i = 0; i < 8; ++i) a.data[static_cast<size_t>(i)] = 0x22;
+  for (int i = 8; i < 16; ++i) a.data[static_cast<size_t>(i)] = 0x99;
+  a.sf[sf_blocked_offset(0, 0, 32)] = float_to_ue4m3(2.0f);
+  a.sf[sf_blocked_offset(0, 1, 32)] = float_to_ue4m3(0.5f);
+  for (int i = 0; i < 16; ++i) b.data[static_cast<size_t>(i)] = 0x44;
+  for (int i = 16; i < 24; ++i) b.data[static_cast<size_t>(i)] = 0x77;
+  b.sf[sf_blocked_offset(0, 0, 32)] = b.sf[sf_blocked_offset(0, 1, 32)] = float_to_ue4m3(1.0f);
+  b.sf[sf_blocked_offset(1, 0, 32)] = float_to_ue4m3(448.0f);
+  Nvfp4HostInputs in{a, b};
+  float ref[2], s[2];
+  cpu_reference_nvfp4(in.operands(), 1, 2, 32, ref, s);
+  CHECK(ref[0] == 56.0f);
+  CHECK(s[0] == 72.0f);
+  CHECK(ref[1] == 86016.0f);
+  CHECK(s[1] == 86016.0f);
+}

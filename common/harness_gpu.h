@@ -1,0 +1,111 @@
+// harness_gpu.h — what the GPU drivers of the harness share: common/harness_gpu.cpp (the survey,
+// BF16 steps against cuBLAS) and common/harness_gpu_nvfp4.cpp (NVFP4 steps against cuBLASLt).
+// RAII owners of device memory, events and streams, the checked launch, the timing loop. Host
+// code only (g++); nothing here is unit-tested on its own (no GPU in CI).
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "common/cuda_check.h"
+#include "common/harness_run.h"
+
+// Like CUDA_CHECK, for cuBLAS calls: throws tcg::CudaError naming file:line, the call and the
+// status.
+#define CUBLAS_CHECK(call)                                                           \
+  do {                                                                               \
+    cublasStatus_t tcg_status_ = (call);                                             \
+    if (tcg_status_ != CUBLAS_STATUS_SUCCESS)                                        \
+      ::tcg::throw_cuda_error(__FILE__, __LINE__, #call,                             \
+                              std::string(cublasGetStatusName(tcg_status_)) + ": " + \
+                                  cublasGetStatusString(tcg_status_));               \
+  } while (0)
+
+namespace tcg::harness {
+
+// Owns device memory for `count` elements of T.
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    void* p = nullptr;
+    if (count > 0) CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    ptr_ = static_cast<T*>(p);
+  }
+  // Errors are ignored here: a destructor must not throw, and a failing cudaFree only repeats an
+  // earlier (sticky) error that has already been reported.
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) (void)cudaFree(ptr_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* get() const { return ptr_; }
+  size_t count() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_;
+};
+
+class Event {
+ public:
+  Event() { CUDA_CHECK(cudaEventCreate(&event_)); }
+  ~Event() {
+    if (event_ != nullptr) (void)cudaEventDestroy(event_);
+  }
+  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  Event& operator=(Event&&) = delete;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+class Stream {
+ public:
+  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { (void)cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+struct Timing {
+  double median_ms = 0;
+  int launches = 0;
+};
+
+// The driver as "<kernel module release> (CUDA <driver API version>)", e.g. "580.159.04 (CUDA
+// 13.0)"; "" if unknown.
+std::string driver_description();
+
+// Waits for the checked launch on `stream`, ending the process after a time limit (a kernel with a
+// broken mbarrier protocol hangs forever).
+void wait_or_give_up(cudaStream_t stream, const StepSpec& spec);
+
+// Median time of `launch` over at least `iters` launches adding up to 100 ms (at most 1000), each
+// with L2 flushed by a memset of `flush` first, after `warmup` untimed launches.
+Timing time_launches(const std::function<void()>& launch, cudaStream_t stream,
+                     const DeviceBuffer<unsigned char>& flush, int warmup, int iters);
+
+// Calls the step's launcher and checks that the launch itself was accepted.
+void launch_step(LaunchFn launch, const GemmArgs& args);
+
+double tflops(const Options& o, double ms);  // 2*M*N*K / time
+
+// "13.1.0": the cuBLAS library's version (cuBLASLt ships with it and has the same one).
+std::string cublas_version();
+
+// The NVFP4 driver (harness_gpu_nvfp4.cpp); run_on_gpu hands NVFP4 steps to it.
+int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
+
+}  // namespace tcg::harness

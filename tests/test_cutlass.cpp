@@ -7,7 +7,11 @@
 //     vs decode_smem_desc;
 //   * UMMA::make_umma_desc on real CuTe shared-memory tensors (tile_to_shape of the K- and MN-major
 //     atoms), the per-k-step descriptors CuTe hands to the MMA (make_fragment_A/B), and CuTe's
-//     own element addresses vs kmajor_operand_addr / mnmajor_operand_addr.
+//     own element addresses vs kmajor_operand_addr / mnmajor_operand_addr;
+//   * the block-scaled idesc (kind::mxf4nvf4, step 07): make_instr_desc_block_scaled, the
+//     SM100_MMA_MXF4_SS traits' idesc_ and make_runtime_instr_desc_block_scaled (SF IDs from
+//     TMEM address bits 30-31) vs make_idesc_mxf4nvf4 / decode_idesc_block_scaled, and
+//     float_e2m1_t / float_ue4m3_t (nv_float4_t's types) vs e2m1_to_float / ue4m3_to_float.
 //
 // Host build of make_umma_desc: CuTe turns the smem pointer into a shared-window address with
 // cast_smem_ptr_to_uint(), which on the host (no __CUDA_ARCH__) prints "ERROR: cast_smem_ptr_to_uint
@@ -19,8 +23,10 @@
 // as it would on the shared-window address, so element addresses can be compared too.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/descriptors.h"
 
@@ -185,6 +191,96 @@ TEST_CASE("make_instr_desc: CUTLASS vs make_idesc_f16") {
         rt(0x10400490u));
   CHECK(static_cast<uint32_t>(cute::UMMA::make_instr_desc<bfloat16_t, bfloat16_t, float, 128, 128, Major::K, Major::K>()) ==
         rt(0x08200490u));
+}
+
+// ==============================================================================================
+// Block-scaled instruction descriptor (kind::mxf4nvf4, step 07) and the NVFP4 number formats
+// ==============================================================================================
+
+namespace {
+
+// NVFP4 as CUTLASS names it: nv_float4_t<float_e2m1_t> = E2M1 data with UE4M3 scale factors.
+using Nvfp4 = cutlass::nv_float4_t<cutlass::float_e2m1_t>;
+using E2M1 = Nvfp4::DataType;
+using UE4M3 = Nvfp4::ScaleFactorType;
+static_assert(std::is_same_v<E2M1, cutlass::float_e2m1_t> && std::is_same_v<UE4M3, cutlass::float_ue4m3_t>, "");
+
+// The idesc of SM100_MMA_MXF4_SS<E2M1, E2M1, float, SF, 128, N, VS = 16> (the kind::mxf4nvf4
+// block16 atom) three ways: make_instr_desc_block_scaled, the MMA traits' own idesc_, and the
+// runtime form the atom hands to the PTX (make_runtime_instr_desc_block_scaled, upper 32 bits),
+// which also copies bits 30-31 of the scale-factor TMEM addresses into the SF ID fields.
+template <class SF, int N>
+void check_idesc_mxf4(bool ue4m3) {
+  CAPTURE(N);
+  CAPTURE(ue4m3);
+  const uint32_t ours = tcg::make_idesc_mxf4nvf4(rt(128u), rt(uint32_t(N)), ue4m3);
+  const cute::UMMA::InstrDescriptorBlockScaled cd =
+      cute::UMMA::make_instr_desc_block_scaled<E2M1, E2M1, float, SF, 128, N, Major::K, Major::K>();
+  CHECK(static_cast<uint32_t>(cd) == ours);
+  using Atom = cute::SM100_MMA_MXF4_SS<E2M1, E2M1, float, SF, 128, N, 16, Major::K, Major::K>;
+  const cute::MMA_Traits<Atom> traits{};
+  CHECK(static_cast<uint32_t>(traits.idesc_) == ours);
+  for (uint32_t a_byte = 0; a_byte < 4; ++a_byte)
+    for (uint32_t b_byte = 0; b_byte < 4; ++b_byte) {
+      const uint32_t sfa = rt(a_byte << 30 | 0x100u), sfb = rt(b_byte << 30 | 0x120u);
+      const uint64_t runtime = cute::UMMA::make_runtime_instr_desc_block_scaled<E2M1, E2M1, float, SF, 128, N,
+                                                                                Major::K, Major::K>(sfa, sfb);
+      CHECK(uint32_t(runtime) == 0u);
+      CHECK(uint32_t(runtime >> 32) == tcg::make_idesc_mxf4nvf4(128, N, ue4m3, a_byte, b_byte));
+    }
+  // Our decoder reads back what CUTLASS stored, field by field.
+  const tcg::IdescBlockScaled d = tcg::decode_idesc_block_scaled(ours);
+  CHECK(d.a_format == uint32_t(cd.a_format_));
+  CHECK(d.b_format == uint32_t(cd.b_format_));
+  CHECK(d.scale_type == uint32_t(cd.scale_format_));
+  CHECK(d.n == uint32_t(cd.n_dim_) << 3);
+  CHECK(d.m == uint32_t(cd.m_dim_) << 4);
+  CHECK(d.sfa_id == uint32_t(cd.a_sf_id_));
+  CHECK(d.sfb_id == uint32_t(cd.b_sf_id_));
+  CHECK(d.k_size == uint32_t(cd.k_size_));
+  CHECK(d.a_mn_major == uint32_t(cd.a_major_));
+  CHECK(d.b_mn_major == uint32_t(cd.b_major_));
+  CHECK(d.negate_a == uint32_t(cd.a_negate_));
+  CHECK(d.sparse == uint32_t(cd.sparse_flag_));
+}
+
+}  // namespace
+
+TEST_CASE("make_instr_desc_block_scaled / SM100_MMA_MXF4_SS: CUTLASS vs make_idesc_mxf4nvf4, bit for bit") {
+  CHECK(uint32_t(rt(cute::UMMA::MXF4Format::E2M1)) == tcg::kMxf4FormatE2M1);
+  CHECK(uint32_t(rt(cute::UMMA::ScaleFormat::UE4M3)) == uint32_t(tcg::ScaleType::kUE4M3));
+  CHECK(uint32_t(rt(cute::UMMA::ScaleFormat::UE8M0)) == uint32_t(tcg::ScaleType::kUE8M0));
+  CHECK(uint32_t(cute::UMMA::to_UMMAFormat<E2M1>()) == 1u);  // not 5, the f8f6f4 code
+  check_idesc_mxf4<UE4M3, 8>(true);
+  check_idesc_mxf4<UE4M3, 64>(true);
+  check_idesc_mxf4<UE4M3, 128>(true);
+  check_idesc_mxf4<UE4M3, 192>(true);
+  check_idesc_mxf4<UE4M3, 248>(true);
+  check_idesc_mxf4<UE4M3, 256>(true);
+  check_idesc_mxf4<cutlass::float_ue8m0_t, 128>(false);
+  check_idesc_mxf4<cutlass::float_ue8m0_t, 256>(false);
+  // CUTLASS reproduces the fact sheet's §3.4 value.
+  CHECK(static_cast<uint32_t>(cute::UMMA::make_instr_desc_block_scaled<E2M1, E2M1, float, UE4M3, 128, 256, Major::K,
+                                                                       Major::K>()) == rt(0x08400480u));
+  CHECK(tcg::is_valid_mxf4_shape_cta1(128, 8));  // SM100_MMA_MXF4_SS's static_asserts: M = 128, N % 8 in [8, 256]
+  CHECK_FALSE(tcg::is_valid_mxf4_shape_cta1(64, 128));
+}
+
+TEST_CASE("e2m1_to_float / ue4m3_to_float vs CUTLASS's float_e2m1_t / float_ue4m3_t, every code") {
+  for (uint32_t c = 0; c < 16; ++c) {
+    CAPTURE(c);
+    const float theirs = float(E2M1::bitcast(uint8_t(c)));
+    CHECK(tcg::e2m1_to_float(uint8_t(c)) == theirs);
+    CHECK(std::signbit(tcg::e2m1_to_float(uint8_t(c))) == std::signbit(theirs));
+  }
+  for (uint32_t b = 0; b < 0x80; ++b) {  // the unsigned codes; 0x7F is NaN in both
+    CAPTURE(b);
+    const float theirs = float(UE4M3::bitcast(uint8_t(b)));
+    const float ours = tcg::ue4m3_to_float(uint8_t(b));
+    CHECK(std::isnan(ours) == std::isnan(theirs));
+    if (!std::isnan(theirs)) CHECK(ours == theirs);
+  }
+  CHECK(float(UE4M3::bitcast(0x7E)) == 448.0f);
 }
 
 // ==============================================================================================

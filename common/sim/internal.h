@@ -11,6 +11,7 @@
 // and cluster addressing, distributed shared memory), sync.cpp (bar.sync, __syncwarp, elect,
 // fences, the cluster barrier), mbarrier.cpp, copies.cpp (TMA, bulk copies, multicast),
 // tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
+// mma_block_scaled.cpp (tcgen05.cp, tcgen05.mma kind::mxf4nvf4),
 // warp_mma.cpp (ldmatrix, mma.sync).
 #pragma once
 #include <setjmp.h>
@@ -111,6 +112,16 @@ struct LdBatch {
   bool done = false;
 };
 
+// A tcgen05.cp in flight (mma_block_scaled.cpp). The copy is ordered before another thread's
+// tcgen05.mma once its issuer performed a releasing synchronisation after it (with the
+// tcgen05.fence::before_thread_sync the protocol demands) and the MMA's thread then completed a
+// synchronisation (PTX ISA §9.7.16.6.4.3): such an MMA completes the copy first.
+struct CpRecord {
+  Fiber* issuer = nullptr;
+  uint64_t released = 0;  // Scheduler::clock at the issuer's first releasing sync after the copy; 0: none yet
+  bool done = false;
+};
+
 enum class FState { kRunnable, kBlocked, kDone };
 
 struct Fiber {
@@ -136,6 +147,8 @@ struct Fiber {
   const char* tc_pending_fence = nullptr;
   SrcLoc tc_at{};
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
+  uint32_t unreleased_cps = 0;             // its tcgen05.cp not yet followed by a releasing sync
+  uint64_t tc_acquire_time = 0;            // Scheduler::clock when its last synchronisation completed
   // Logical time of the last completed synchronisation with the CTA (bar.sync, mbarrier wait)
   // and with the cluster (barrier.cluster.wait).
   uint64_t cta_sync_time = 0, cluster_sync_time = 0;
@@ -216,6 +229,7 @@ struct Cta {
   CtaBarrier bars[kNumNamedBarriers];
   PairCollective pair_op;  // cta_group::2 collective in progress (shared by the pair: lives in the even CTA)
   std::vector<RemoteAccess> remote_accesses;  // latest access per accessing CTA rank
+  std::vector<std::shared_ptr<CpRecord>> pending_cps;  // tcgen05.cp issued and not yet performed
 };
 
 struct Cluster {
@@ -351,6 +365,13 @@ void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, 
 
 // ---- numbers (mma.cpp)
 float f16_bits_to_float(uint16_t h, bool bf16);
+// ---- descriptors (mma.cpp): fixed bits, reserved bits, layout type, swizzle-repeat alignment
+void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw);
+
+// ---- block scaling (mma_block_scaled.cpp)
+// The running thread performs a releasing synchronisation: its tcgen05.cp issued so far become
+// ordered before the tcgen05.mma of threads that synchronise after this point.
+void release_cps(Fiber& f);
 
 }  // namespace detail
 }  // namespace tcsim

@@ -43,20 +43,8 @@ float f16_bits_to_float(uint16_t h, bool bf16) {
   return sign ? -v : v;
 }
 
-
-}  // namespace detail
-
-namespace {
-
-struct MmaJob {
-  uint32_t d_tmem;
-  tcg::SmemDesc a, b;
-  tcg::Idesc id;
-  bool accumulate;
-  int cta_group;
-  Cta* ctas[2];  // cta_group::1: {issuer, nullptr}; cta_group::2: {even, odd}
-};
-
+// The checks every tcgen05 operand descriptor passes (also used by tcgen05.cp and the
+// block-scaled MMA, mma_block_scaled.cpp).
 void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw) {
   const std::string name = std::string(operand) + " descriptor " + hex(raw);
   if (d.fixed46_48 != 1)
@@ -87,6 +75,20 @@ void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw) 
                     "-byte row, the K step, is allowed)");
   }
 }
+
+}  // namespace detail
+
+namespace {
+
+struct MmaJob {
+  uint32_t d_tmem;
+  tcg::SmemDesc a, b;
+  tcg::Idesc id;
+  bool accumulate;
+  int cta_group;
+  Cta* ctas[2];  // cta_group::1: {issuer, nullptr}; cta_group::2: {even, odd}
+};
+
 
 
 void check_idesc(const tcg::Idesc& id, uint32_t raw, int cta_group) {

@@ -1,19 +1,413 @@
-// mma_block_scaled.cpp — tcgen05.mma kind::mxf4nvf4 (NVFP4 block scaling) and tcgen05.cp
-// 32x128b.warpx4 (scale factors from shared memory to TMEM). Work in progress: the API exists so
-// kernels compile; the model follows.
+// mma_block_scaled.cpp — NVFP4 block scaling (step 07): tcgen05.cp.32x128b.warpx4, which copies
+// scale factors from shared memory to TMEM, and tcgen05.mma.cta_group::1.kind::mxf4nvf4
+// .block_scale.block16, which multiplies packed E2M1 operands with one UE4M3 scale per 16
+// K-elements of every row of A and of B.
+//
+// Models (PTX ISA 9.0: §9.7.16.9.2 tcgen05.cp, §9.7.16.2.3 data-movement shapes, §9.7.16.10.7
+// block scaling, §9.7.16.4.2 Table 44 block-scaled instruction descriptor, §9.7.16.10.9
+// tcgen05.mma, §9.7.16.6.2 / §9.7.16.6.4 pipelining and cross-thread ordering, §5.2.3 E2M1 and
+// UE4M3; facts §11; CUTLASS SM100_MMA_MXF4_SS / tmem_sf_frg where the ISA's figures are missing):
+//  * tcgen05.cp.32x128b.warpx4: 32 rows x 16 bytes from a K-major, unswizzled shared-memory
+//    descriptor (row r at start + (r/8)*SBO + (r%8)*16) into TMEM, multicast to all four 32-lane
+//    quarters: byte j of row r lands in lanes r + 32w (w = 0..3), column C0 + j/4, byte j%4. It
+//    is asynchronous: it joins the issuing thread's in-order tcgen05 queue (so it is performed
+//    before that thread's later MMAs, §9.7.16.6.2 pair "cp -> mma"), reads shared memory when it
+//    is performed, and completes through tcgen05.commit. A copy issued by ANOTHER thread is
+//    ordered before an MMA only through the §9.7.16.6.4.3 pattern (cp; fence::before_thread_sync;
+//    a releasing sync | the MMA thread's sync; fence::after_thread_sync; mma): the emulator then
+//    performs the copy before the MMA; otherwise the two complete in whatever order the seed picks.
+//  * tcgen05.mma kind::mxf4nvf4 block16, cta_group::1 only (M = 128, N = 8..256 step 8, K = 64):
+//    A (128 rows) and B (N rows) are 32 bytes per row of packed E2M1 (lower K index in the low
+//    nibble), fetched through the decoded descriptors exactly as kind::f16 fetches its operands
+//    (any canonical K-major layout: none, 32/64/128B swizzle); the mxf4 kinds cannot transpose.
+//    Scales (§9.7.16.10.7, facts §11.6): the scale of row r of A for K block s (16 elements) is
+//    byte s of the TMEM cell in lane r%32 (+32w for each quarter w), column (SFA column) + r/32;
+//    the same for B with its N rows. The four quarters must hold identical copies (the ISA
+//    requires the duplication); the emulator reads all four and reports a difference.
+//  * Arithmetic, in FP32: for every (m, n), acc = 0; for s = 0..3 in order: dot_s = the 16
+//    products A*B of block s summed in k order; acc += (sa_s * sb_s) * dot_s; then D = D + acc
+//    (or acc when enable-input-d is false). Exact whenever the values are (products of E2M1
+//    values are multiples of 1/4 up to 36); the hardware's own order is not documented.
+//  * D is written in layout D (row m in lane m, columns from the D address), as kind::f16 M = 128.
+// Diagnostics: the idesc fields (formats, scale type, reserved bits, transpose, negate, shape, SF
+// IDs, K size), D / SF addresses (lane field, allocation, overlap with D), scales never written by
+// a tcgen05.cp (TMEM still holds the allocator's poison), replicas that differ, UE4M3 bytes with
+// the sign bit set or NaN; tcgen05.cp sources (layout, fixed and reserved bits, bounds) and
+// destinations (lane field, allocation); TMEM freed under a pending copy or MMA.
+#include <cmath>
+#include <cstring>
+
 #include "internal.h"
 
 namespace tcsim {
 using namespace detail;
 
-void mma_mxf4nvf4_block16(uint32_t, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, bool, int, SrcLoc at) {
-  tick(at);
-  fail_here("not modelled yet", "tcgen05.mma.kind::mxf4nvf4 is not implemented in the emulator yet");
+namespace detail {
+
+void release_cps(Fiber& f) {
+  for (const auto& r : f.cta->pending_cps)
+    if (r->issuer == &f && r->released == 0) r->released = g_sched->clock;
+  f.unreleased_cps = 0;
 }
 
-void tcgen05_cp_32x128b_warpx4(uint32_t, uint64_t, int, SrcLoc at) {
+}  // namespace detail
+
+namespace {
+
+constexpr uint32_t kCpRows = 32, kCpRowBytes = 16, kCpColumns = 4;  // .32x128b: 32 lanes x 4 columns
+constexpr uint32_t kM = 128, kK = tcg::kMxf4K, kBlocks = tcg::kMxf4K / tcg::kNvfp4BlockSize;
+
+[[noreturn]] void fail_async(const std::string& kind, const std::string& issued_by, const std::string& detail) {
+  fail("tcsim: " + kind + "\n  " + issued_by + ":\n  " + detail);
+}
+
+// Runs the front operations of `f`'s tcgen05 queue until `r` has been performed (it is in that
+// queue, so everything issued before it by `f` is performed first, keeping the queue's order).
+void perform_cp_now(const std::shared_ptr<CpRecord>& r) {
+  Fiber& f = *r->issuer;
+  while (!r->done && !f.tc_ops.empty()) {
+    AsyncOp op = std::move(f.tc_ops.front());
+    f.tc_ops.pop_front();
+    if (f.tc_ops.empty()) {
+      f.has_tc_ops = false;
+      auto& busy = g_sched->tc_busy;
+      for (size_t i = 0; i < busy.size(); ++i)
+        if (busy[i] == &f) {
+          busy[i] = busy.back();
+          busy.pop_back();
+          break;
+        }
+    }
+    op.run();
+  }
+}
+
+// ------------------------------------------------------------------ tcgen05.cp.32x128b.warpx4
+
+struct CpJob {
+  Cta* cta;
+  uint32_t col;
+  tcg::SmemDesc src;
+  std::shared_ptr<CpRecord> rec;
+  std::string by;  // "<thread> at <line>" of the issue
+};
+
+uint32_t cp_row_addr(const tcg::SmemDesc& d, uint32_t r) { return d.start + (r / 8) * d.sbo + (r % 8) * 16; }
+
+void run_cp(const CpJob& j) {
+  Cta& cta = *j.cta;
+  if (!tmem_find(cta, j.col, kCpColumns))
+    fail_async("TMEM deallocated under a pending tcgen05.cp", "the tcgen05.cp issued by " + j.by,
+               "it writes TMEM columns [" + std::to_string(j.col) + ", " + std::to_string(j.col + kCpColumns) +
+                   ") of " + cta_name(cta) + ", which were freed before the copy was performed (" +
+                   describe_allocs(cta) + "); wait for its tcgen05.commit before tcgen05.dealloc");
+  for (uint32_t r = 0; r < kCpRows; ++r) {
+    const uint8_t* row = cta.smem + ((cp_row_addr(j.src, r) & kOffsetMask) - kSmemBase);
+    for (uint32_t g = 0; g < kCpColumns; ++g) {
+      uint32_t cell;
+      memcpy(&cell, row + 4 * g, 4);  // bytes 4g..4g+3 of the row, little-endian: byte j%4 of column j/4
+      for (uint32_t w = 0; w < 4; ++w) tmem_cell(cta, r + 32 * w, j.col + g) = cell;
+    }
+  }
+  j.rec->done = true;
+  auto& v = cta.pending_cps;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] == j.rec) {
+      v.erase(v.begin() + long(i));
+      break;
+    }
+}
+
+// ------------------------------------------------------------------ tcgen05.mma kind::mxf4nvf4
+
+struct Mxf4Job {
+  Cta* cta;
+  uint32_t d_tmem, sfa, sfb;
+  tcg::SmemDesc a, b;
+  uint32_t n;
+  bool accumulate;
+  std::vector<std::shared_ptr<CpRecord>> after;  // other threads' copies ordered before this MMA
+  std::string by;
+};
+
+uint32_t sf_columns(uint32_t rows) { return (rows + 31) / 32; }
+
+const char* hint_poison =
+    "no tcgen05.cp has written this cell since tcgen05.alloc (it still holds the allocator's poison). Either no "
+    "copy targets it (check the scale-factor address), or the copy is not ordered before this MMA: a tcgen05.cp "
+    "of the MMA's own thread must be issued before it (PTX ISA §9.7.16.6.2, pair cp -> mma); one of another "
+    "thread needs tcgen05.fence::before_thread_sync, a synchronisation with the MMA thread (mbarrier, bar.sync) "
+    "and tcgen05.fence::after_thread_sync before the MMA (§9.7.16.6.4.3)";
+
+// Reads the 4 scales of `rows` rows of one operand from TMEM and checks them; out[r * 4 + s].
+void read_scales(const Mxf4Job& j, uint32_t addr, uint32_t rows, const char* operand, float* out) {
+  Cta& cta = *j.cta;
+  const uint32_t col0 = tcg::tmem_column(addr);
+  const std::string issued = "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by;
+  for (uint32_t r = 0; r < rows; ++r) {
+    const uint32_t lane = r % 32, col = col0 + r / 32;
+    const std::string where = std::string(operand) + " row " + std::to_string(r) + " (TMEM lane " +
+                              std::to_string(lane) + " + 32w, column " + std::to_string(col) + ")";
+    uint32_t cell[4];
+    for (uint32_t w = 0; w < 4; ++w) {
+      cell[w] = tmem_cell(cta, lane + 32 * w, col);
+      if (cell[w] == kTmemPoison)
+        fail_async("scale factors read before any tcgen05.cp wrote them", issued,
+                   "the scales of " + where + ", lane quarter " + std::to_string(w) + ": " + hint_poison);
+    }
+    for (uint32_t w = 1; w < 4; ++w)
+      if (cell[w] != cell[0])
+        fail_async("scale-factor replicas differ", issued,
+                   "the scales of " + where + " are " + hex(cell[0]) + " in lane " + std::to_string(lane) + " but " +
+                       hex(cell[w]) + " in lane " + std::to_string(lane + 32 * w) +
+                       "; block scaling requires the scale factors duplicated in all four 32-lane quarters of TMEM "
+                       "(PTX ISA §9.7.16.10.7), which tcgen05.cp.32x128b.warpx4 does");
+    for (uint32_t s = 0; s < kBlocks; ++s) {
+      const uint8_t byte = uint8_t(cell[0] >> (8 * s));
+      if (byte & 0x80u)
+        fail_async("bad UE4M3 scale factor (sign bit set)", issued,
+                   "byte " + std::to_string(s) + " (K block " + std::to_string(s) + ") of the scales of " + where +
+                       " is " + hex(byte) + "; UE4M3 is unsigned and its most significant bit must be 0 (PTX ISA "
+                       "§5.2.3). An E4M3 cast of a negative scale?");
+      if (byte == 0x7Fu)
+        fail_async("UE4M3 scale factor is NaN", issued,
+                   "byte " + std::to_string(s) + " (K block " + std::to_string(s) + ") of the scales of " + where +
+                       " is 0x7f, the UE4M3 NaN (the largest finite scale is 448 = 0x7e)");
+      out[r * kBlocks + s] = tcg::ue4m3_to_float(byte);
+    }
+  }
+}
+
+// The 32 bytes (64 E2M1 values) of row `row` of an operand, decoded into out[0..63]. Each
+// 16-byte half is contiguous in every canonical K-major layout (a core-matrix row or a swizzled
+// 16-byte unit), as in the kind::f16 fetch.
+void fetch_fp4_row(const Mxf4Job& j, const tcg::SmemDesc& d, uint32_t row, const char* operand, float* out) {
+  static const auto table = [] {
+    std::array<float, 16> t{};
+    for (uint32_t c = 0; c < 16; ++c) t[c] = tcg::e2m1_to_float(uint8_t(c));
+    return t;
+  }();
+  const Cta& cta = *j.cta;
+  for (uint32_t h = 0; h < 2; ++h) {
+    const uint32_t addr = tcg::kmajor_operand_addr(d, row, 16 * h);
+    const uint32_t a = addr & kOffsetMask;
+    if (a < kSmemBase || a + 16 > kSmemBase + cta.smem_bytes)
+      fail("tcsim: shared memory out of bounds\n  tcgen05.mma.kind::mxf4nvf4 (issued by " + j.by + ") operand " +
+           operand + " read at " + hex(addr) + " (row " + std::to_string(row) + ", bytes " + std::to_string(16 * h) +
+           "-" + std::to_string(16 * h + 15) + ") lies outside the dynamic shared memory [" + hex(kSmemBase) + ", " +
+           hex(kSmemBase + cta.smem_bytes) + ") of " + cta_name(cta) + "; check the descriptor's start/LBO/SBO");
+    const uint8_t* p = cta.smem + (a - kSmemBase);
+    for (uint32_t b = 0; b < 16; ++b) {
+      out[32 * h + 2 * b] = table[p[b] & 15u];     // the lower K index in bits 3-0 (§9.7.16.10.4)
+      out[32 * h + 2 * b + 1] = table[p[b] >> 4];
+    }
+  }
+}
+
+void run_mxf4(const Mxf4Job& j) {
+  for (const auto& r : j.after)
+    if (!r->done) perform_cp_now(r);
+  const auto t0 = Clock::now();
+  Cta& cta = *j.cta;
+  const uint32_t N = j.n, N8 = N / 8;
+  const uint32_t d_col = tcg::tmem_column(j.d_tmem);
+  const std::pair<uint32_t, uint32_t> regions[3] = {{d_col, N}, {tcg::tmem_column(j.sfa), kCpColumns},
+                                                    {tcg::tmem_column(j.sfb), sf_columns(N)}};
+  for (const auto& [col, ncols] : regions)
+    if (!tmem_find(cta, col, ncols))
+      fail_async("TMEM deallocated under a running MMA", "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by,
+                 "it uses TMEM columns [" + std::to_string(col) + ", " + std::to_string(col + ncols) + ") of " +
+                     cta_name(cta) + ", freed before the MMA was performed (" + describe_allocs(cta) +
+                     "); wait for its tcgen05.commit before tcgen05.dealloc");
+  thread_local std::vector<float> sa, sb, A;
+  sa.resize(kM * kBlocks);
+  sb.resize(size_t(N) * kBlocks);
+  A.resize(size_t(kM) * kK);
+  read_scales(j, j.sfa, kM, "A", sa.data());
+  read_scales(j, j.sfb, N, "B", sb.data());
+  // B transposed to [k][n] and its scales to [s][n], 8 columns per vector (GCC vector extension),
+  // so each output column is its own lane: the same arithmetic, in the same order, as a scalar loop.
+  typedef float f32x8 __attribute__((vector_size(32)));
+  thread_local std::vector<f32x8> Bt8, Sb8, acc8, dot8;
+  Bt8.resize(size_t(kK) * N8);
+  Sb8.resize(size_t(kBlocks) * N8);
+  acc8.resize(N8);
+  dot8.resize(N8);
+  float* Bt = reinterpret_cast<float*>(Bt8.data());
+  float* Sbt = reinterpret_cast<float*>(Sb8.data());
+  float row[kK];
+  for (uint32_t n = 0; n < N; ++n) {
+    fetch_fp4_row(j, j.b, n, "B", row);
+    for (uint32_t k = 0; k < kK; ++k) Bt[k * N + n] = row[k];
+    for (uint32_t s = 0; s < kBlocks; ++s) Sbt[s * N + n] = sb[n * kBlocks + s];
+  }
+  for (uint32_t m = 0; m < kM; ++m) fetch_fp4_row(j, j.a, m, "A", &A[size_t(m) * kK]);
+  for (uint32_t m = 0; m < kM; ++m) {
+    for (uint32_t q = 0; q < N8; ++q) acc8[q] = f32x8{0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint32_t s = 0; s < kBlocks; ++s) {
+      for (uint32_t q = 0; q < N8; ++q) dot8[q] = f32x8{0, 0, 0, 0, 0, 0, 0, 0};
+      for (uint32_t k = 16 * s; k < 16 * s + 16; ++k) {
+        const float x = A[size_t(m) * kK + k];
+        const f32x8 a = {x, x, x, x, x, x, x, x};
+        const f32x8* b = &Bt8[size_t(k) * N8];
+        for (uint32_t q = 0; q < N8; ++q) dot8[q] += a * b[q];
+      }
+      const float y = sa[m * kBlocks + s];
+      const f32x8 sam = {y, y, y, y, y, y, y, y};
+      const f32x8* sbs = &Sb8[size_t(s) * N8];
+      for (uint32_t q = 0; q < N8; ++q) acc8[q] += (sam * sbs[q]) * dot8[q];
+    }
+    // Layout D (§9.7.16.10.5): row m of D in lane m, columns from the D address.
+    uint32_t* cells = &tmem_cell(cta, m, d_col);
+    const float* acc = reinterpret_cast<const float*>(acc8.data());
+    if (j.accumulate) {
+      for (uint32_t n = 0; n < N; ++n) {
+        float old;
+        memcpy(&old, &cells[n], 4);
+        const float d = old + acc[n];
+        memcpy(&cells[n], &d, 4);
+      }
+    } else {
+      memcpy(cells, acc, 4 * N);
+    }
+  }
+  g_stats.mmas++;
+  g_stats.mma_flops += 2ull * kM * N * kK;  // FP4 multiply-adds, counted like kind::f16's
+  g_stats.mma_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void check_idesc_block_scaled(const tcg::IdescBlockScaled& id, uint32_t raw) {
+  const std::string name = "instruction descriptor " + hex(raw) + " (kind::mxf4nvf4, PTX ISA §9.7.16.4.2 Table 44)";
+  if (id.sparse) fail_here("unsupported instruction descriptor", name + ": bit 2 asks for a sparse MMA, which is not modelled");
+  if (id.sparse_sel || id.reserved3 || id.reserved6)
+    fail_here("bad instruction descriptor", name + ": reserved bits 0-1, 3 or 6 are not zero");
+  if (id.a_format != tcg::kMxf4FormatE2M1 || id.b_format != tcg::kMxf4FormatE2M1)
+    fail_here("bad instruction descriptor",
+              name + ": A/B formats are " + std::to_string(id.a_format) + "/" + std::to_string(id.b_format) +
+                  " in bits 7-9 / 10-12; kind::mxf4nvf4 takes E2M1 = 1 for both (5 is E2M1's code under kind::f8f6f4 "
+                  "and mxf8f6f4, not here)");
+  if (id.a_mn_major || id.b_mn_major)
+    fail_here("bad instruction descriptor",
+              name + ": transpose bit 15 (A) or 16 (B) is set; the mxf4 kinds support only K-major operands "
+                     "(PTX ISA §9.7.16.10.1 Table 49): the transpose bits must be 0");
+  if (id.negate_a || id.negate_b)
+    fail_here("unsupported instruction descriptor",
+              name + ": negate bit 13 or 14 is set. The ISA's Table 49 lists negation for kind::mxf4nvf4, but "
+                     "CUTLASS documents it as valid only for the F16/BF16/TF32 and MXF8F6F4 formats; the emulator "
+                     "does not model it");
+  if (id.scale_type != uint32_t(tcg::ScaleType::kUE4M3))
+    fail_here("unsupported instruction descriptor",
+              name + ": bit 23 selects UE8M0 scales; only UE4M3 (bit 23 = 0, NVFP4) is modelled with .block16");
+  if (id.k_size)
+    fail_here("bad instruction descriptor", name + ": bit 31 selects K = 96, which exists only on sm_103a; sm_100a MMAs have K = 64");
+  if (id.sfa_id || id.sfb_id)
+    fail_here("scale-factor ID out of range",
+              name + ": SFA_ID = " + std::to_string(id.sfa_id) + " (bits 29-30), SFB_ID = " + std::to_string(id.sfb_id) +
+                  " (bits 4-5); with .block16 every MMA uses all four bytes of each scale cell, so both IDs must be 0 "
+                  "(PTX ISA §9.7.16.10.7.2)");
+  if (!tcg::is_valid_mxf4_shape_cta1(id.m, id.n))
+    fail_here("invalid MMA shape",
+              name + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
+                  "; kind::mxf4nvf4 with cta_group::1 needs M = 128 and N a multiple of 8 in [8, 256] (PTX ISA "
+                  "§9.7.16.2.1)");
+}
+
+// A scale-factor address: lane field 0 (the four quarters each hold a copy at their lanes 0-31),
+// columns inside one allocation.
+void check_sf_addr(Cta& cta, uint32_t addr, uint32_t rows, const char* operand) {
+  const std::string what = std::string("tcgen05.mma.kind::mxf4nvf4 scale factors of ") + operand;
+  if (tcg::tmem_lane(addr) >> 14)
+    fail_here("misaligned scale-factor TMEM address",
+              what + " at " + hex(addr) + ": bits 30-31 (a byte index inside the 32-bit cell, which CUTLASS mirrors "
+                                          "into the idesc SF ID) must be 0 with .block16, whose scales fill all 4 bytes");
+  if (tcg::tmem_lane(addr) != 0)
+    fail_here("misaligned scale-factor TMEM address",
+              what + " at " + hex(addr) + " names lane " + std::to_string(tcg::tmem_lane(addr)) +
+                  "; the scales of row r sit in lane r % 32 of EVERY 32-lane quarter (they are duplicated, PTX ISA "
+                  "§9.7.16.10.7), so the address must name lane 0");
+  tmem_check_range(cta, 0, tcg::kTmemLanes, tcg::tmem_column(addr), sf_columns(rows), what.c_str());
+}
+
+}  // namespace
+
+void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, SrcLoc at) {
   tick(at);
-  fail_here("not modelled yet", "tcgen05.cp.32x128b.warpx4 is not implemented in the emulator yet");
+  use_cta_group(cta_group, "tcgen05.cp");
+  tcgen05_op("tcgen05.cp");
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  if (cta_group != 1) fail_here("not modelled", "tcgen05.cp.cta_group::2 is not modelled");
+  const tcg::SmemDesc d = tcg::decode_smem_desc(s_desc);
+  check_smem_desc(d, "tcgen05.cp source", s_desc);
+  if (d.layout != uint32_t(tcg::Layout::kNone))
+    fail_here("unsupported shared-memory descriptor",
+              "tcgen05.cp.32x128b source descriptor " + hex(s_desc) + " has layout type " + std::to_string(d.layout) +
+                  "; only the unswizzled K-major source (layout 0: row r at start + (r/8)*SBO + (r%8)*16), the one "
+                  "CUTLASS and DeepGEMM use for scale factors, is modelled");
+  for (uint32_t r = 0; r < kCpRows; ++r) {
+    const uint32_t a = cp_row_addr(d, r) & kOffsetMask;
+    if (a < kSmemBase || a + kCpRowBytes > kSmemBase + cta.smem_bytes)
+      fail_here("shared memory out of bounds",
+                "tcgen05.cp source row " + std::to_string(r) + " at " + hex(cp_row_addr(d, r)) +
+                    " (start + (r/8)*SBO + (r%8)*16 with start " + hex(d.start) + ", SBO " + std::to_string(d.sbo) +
+                    ") lies outside the dynamic shared memory [" + hex(kSmemBase) + ", " +
+                    hex(kSmemBase + cta.smem_bytes) + ") of " + cta_name(cta));
+  }
+  // .warpx4 multicasts the 32 rows into all four warps' lane quarters (§9.7.16.9.2): row r goes to
+  // lane r of each quarter, so the address names lane 0. The issuing warp does not matter (one
+  // thread issues it; the tcgen05.ld/st quarter rule of §9.7.16.8.1 is about warps' own lanes).
+  if (tcg::tmem_lane(taddr) != 0)
+    fail_here("bad TMEM address",
+              "tcgen05.cp.32x128b.warpx4 to " + hex(taddr) + " (lane " + std::to_string(tcg::tmem_lane(taddr)) +
+                  "): .warpx4 writes row r to lane r of each of the four 32-lane quarters, so the destination must "
+                  "name lane 0");
+  const uint32_t col = tcg::tmem_column(taddr);
+  tmem_check_range(cta, 0, tcg::kTmemLanes, col, kCpColumns, "tcgen05.cp.32x128b.warpx4");
+  auto rec = std::make_shared<CpRecord>();
+  rec->issuer = &f;
+  cta.pending_cps.push_back(rec);
+  f.unreleased_cps++;
+  CpJob j{&cta, col, d, rec, who(f) + " at " + loc(at)};
+  push_tc_op(f, AsyncOp{[j] { run_cp(j); }, 1u << cta.rank, "a tcgen05.cp", &f, at});
+}
+
+void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, uint32_t sfa_tmem,
+                          uint32_t sfb_tmem, bool accumulate, int cta_group, SrcLoc at) {
+  tick(at);
+  use_cta_group(cta_group, "tcgen05.mma");
+  tcgen05_op("tcgen05.mma");
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  if (cta_group != 1) fail_here("not modelled", "tcgen05.mma.cta_group::2.kind::mxf4nvf4 is not modelled");
+  const tcg::IdescBlockScaled id = tcg::decode_idesc_block_scaled(idesc);
+  check_idesc_block_scaled(id, idesc);
+  const tcg::SmemDesc a = tcg::decode_smem_desc(a_desc), b = tcg::decode_smem_desc(b_desc);
+  check_smem_desc(a, "A", a_desc);
+  check_smem_desc(b, "B", b_desc);
+  if (tcg::tmem_lane(d_tmem) != 0)
+    fail_here("bad TMEM address", "an M = 128 MMA writes all 128 lanes; the D address must name lane 0, found lane " +
+                                      std::to_string(tcg::tmem_lane(d_tmem)));
+  const uint32_t N = id.n, d_col = tcg::tmem_column(d_tmem);
+  tmem_check_range(cta, 0, tcg::kTmemLanes, d_col, N, "tcgen05.mma D");
+  check_sf_addr(cta, sfa_tmem, kM, "A");
+  check_sf_addr(cta, sfb_tmem, N, "B");
+  const struct {
+    const char* name;
+    uint32_t col, ncols;
+  } sf[2] = {{"A", tcg::tmem_column(sfa_tmem), kCpColumns}, {"B", tcg::tmem_column(sfb_tmem), sf_columns(N)}};
+  for (const auto& s : sf)
+    if (s.col < d_col + N && d_col < s.col + s.ncols)
+      fail_here("scale factors overlap the accumulator",
+                std::string("the scales of ") + s.name + " in TMEM columns [" + std::to_string(s.col) + ", " +
+                    std::to_string(s.col + s.ncols) + ") overlap D's columns [" + std::to_string(d_col) + ", " +
+                    std::to_string(d_col + N) + "): the MMA would read scales it is overwriting");
+  // Copies of other threads that this MMA is ordered after (PTX ISA §9.7.16.6.4.3): released by
+  // their issuer before this thread's latest synchronisation completed.
+  std::vector<std::shared_ptr<CpRecord>> after;
+  for (const auto& r : cta.pending_cps)
+    if (r->issuer != &f && !r->done && r->released != 0 && r->released < f.tc_acquire_time) after.push_back(r);
+  Mxf4Job j{&cta, d_tmem, sfa_tmem, sfb_tmem, a, b, N, accumulate, std::move(after), who(f) + " at " + loc(at)};
+  push_tc_op(f, AsyncOp{[j] { run_mxf4(j); }, 1u << cta.rank, "a tcgen05.mma", &f, at});
 }
 
 }  // namespace tcsim

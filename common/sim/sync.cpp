@@ -33,6 +33,7 @@ void note_thread_sync(const char* what, SrcLoc at) {
   Fiber& f = me();
   f.sync_pending_fence = what;
   f.sync_at = at;
+  f.tc_acquire_time = ++g_sched->clock;  // orders other threads' released tcgen05.cp before its MMAs
 }
 
 // A thread synchronisation that other threads will rely on (bar.sync, mbarrier.arrive) is about
@@ -44,6 +45,7 @@ void check_fence_before(const char* what) {
               std::string(what) + " follows " + f.tc_pending_fence + " at " + loc(f.tc_at) +
                   " with no tcgen05.fence::before_thread_sync (or tcgen05.commit) in between, so other threads "
                   "synchronising with this one are not ordered after that tcgen05 operation (PTX ISA §9.7.16.6.4)");
+  if (f.unreleased_cps) release_cps(f);
 }
 
 // A tcgen05 operation is being issued: it must be fenced after any earlier thread sync.

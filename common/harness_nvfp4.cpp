@@ -49,6 +49,22 @@ const std::array<double, 127>& ue4m3_values() {
 // Midpoints between consecutive E2M1 magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6.
 constexpr double kE2m1Mid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
 
+// The E2M1 code of x given the 7 midpoints times the scale (exact in double, see float_to_e2m1).
+// Branch-free (random data would mispredict a search): the code is the number of midpoints below
+// |x| (7, i.e. 6, for everything beyond the last: saturation); on a midpoint itself, a tie, the
+// even one of its two neighbours (mantissa bit 0), as round-to-nearest-even.
+inline uint8_t e2m1_code(float x, const double (&t)[7]) {
+  const double mag = std::fabs(static_cast<double>(x));
+  unsigned code = 0;
+  for (int c = 0; c < 7; ++c) code += mag > t[c] ? 1u : 0u;
+  if (code < 7 && mag == t[code] && (code & 1u)) ++code;
+  return static_cast<uint8_t>(std::signbit(x) ? code | 8u : code);
+}
+
+void scaled_midpoints(float scale, double (&t)[7]) {
+  for (int c = 0; c < 7; ++c) t[c] = kE2m1Mid[c] * static_cast<double>(scale);
+}
+
 std::string element_name(const char* name, int64_t r, int64_t c) {
   return strf("%s[%lld][%lld]", name, static_cast<long long>(r), static_cast<long long>(c));
 }
@@ -65,20 +81,9 @@ uint8_t float_to_e2m1(float x, float scale) {
     throw std::invalid_argument(strf("float_to_e2m1: scale %g is not finite and positive", scale));
   // Compare |x| with each midpoint times the scale: midpoints have at most 3 significant bits and a
   // float 24, so every product is exact in double and every comparison decides the exact quotient.
-  const double mag = std::fabs(static_cast<double>(x));
-  uint8_t code = 7;  // above the last midpoint: 6, also for everything beyond 6 (saturation)
-  for (uint8_t c = 0; c < 7; ++c) {
-    const double t = kE2m1Mid[c] * static_cast<double>(scale);
-    if (mag < t) {
-      code = c;
-      break;
-    }
-    if (mag == t) {  // a tie: the even code (its mantissa bit is 0), as round-to-nearest-even
-      code = c % 2 == 0 ? c : static_cast<uint8_t>(c + 1);
-      break;
-    }
-  }
-  return std::signbit(x) ? static_cast<uint8_t>(code | 8u) : code;
+  double t[7];
+  scaled_midpoints(scale, t);
+  return e2m1_code(x, t);
 }
 
 uint8_t float_to_ue4m3(float x) {
@@ -130,9 +135,10 @@ Nvfp4Matrix quantize_nvfp4(const float* x, int64_t rows, int64_t k, const char* 
       q.sf[sf_blocked_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(kb),
                              static_cast<uint32_t>(k))] = sf;
       if (sf == 0) continue;  // the codes stay 0
-      const float scale = ue4m3_to_float(sf);
+      double t[7];  // float_to_e2m1's thresholds, once per block
+      scaled_midpoints(ue4m3_to_float(sf), t);
       for (uint32_t e = 0; e < kNvfp4BlockSize; e += 2) {
-        const uint8_t lo = float_to_e2m1(blk[e], scale), hi = float_to_e2m1(blk[e + 1], scale);
+        const uint8_t lo = e2m1_code(blk[e], t), hi = e2m1_code(blk[e + 1], t);
         out[(kb * kNvfp4BlockSize + e) / 2] = static_cast<uint8_t>(lo | hi << 4);
       }
     }

@@ -47,7 +47,7 @@ EOF
   fi
   if ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
       "${COMMON_OBJS[@]}" \
-      -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -o "$bin" 2>"$OUT/$name.log"; then
+      -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt -o "$bin" 2>"$OUT/$name.log"; then
     echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
   fi
   local ok=0 how="" out rc seed run_args
@@ -238,6 +238,25 @@ ARGS=$S6_ARGS case_ s06-peer-releases-own-accumulator $S6 deadlock \
   'mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
       accum.advance' 'mbarrier_arrive_cluster(tmem_empty_bar(accum.slot));
       accum.advance'
+
+# step 07 (NVFP4). SHAPE (256 x 256 x 1024, integer inputs: scales 0.5, 1, 2) has 4 CTAs of
+# 128 x 128 and 4 k-tiles of 256, so a scale from the wrong k-block, row block or TMEM column
+# changes results.
+S7=steps/step07_nvfp4_block_scaled.cu
+case_ s07-scales-wrong-k-block $S7 wrong \
+  'sfa + sf_atom_offset(sfa_row_block, uint32_t(kt * KSTEPS)' 'sfa + sf_atom_offset(sfa_row_block, uint32_t(kt)'
+case_ s07-no-tcgen05-cp-for-sfb $S7 "diag:tcgen05.cp" \
+  '          for (uint32_t i = 0; i < SFB_ATOMS_PER_KSTEP; ++i)
+            tcgen05_cp_32x128b_warpx4(' '          for (uint32_t i = 0; i < 0; ++i)  // "SFB is already in TMEM"
+            tcgen05_cp_32x128b_warpx4('
+case_ s07-sfb-of-wrong-tile $S7 wrong \
+  'sfb_row_block = uint32_t(n0) / kSfAtomRows' 'sfb_row_block = uint32_t(m0) / kSfAtomRows'
+case_ s07-idesc-ue8m0-scales $S7 wrong \
+  'make_idesc_mxf4nvf4(BLOCK_M, BLOCK_N)' 'make_idesc_mxf4nvf4(BLOCK_M, BLOCK_N, /*ue4m3_scales=*/false)'
+case_ s07-epilogue-wrong-column $S7 wrong \
+  'tmem_offset(tmem_accum, quarter * 32, col)' 'tmem_offset(tmem_accum, quarter * 32, col + 1)'
+case_ s07-expect-tx-without-scales $S7 wrong \
+  'AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b' 'AB_STAGE_BYTES'
 
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

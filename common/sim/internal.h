@@ -96,6 +96,7 @@ struct AsyncOp {
   Fiber* issuer = nullptr;
   SrcLoc at{};
   Cluster* cluster = nullptr;  // the issuer's (filled in when queued)
+  bool remote_arrive = false;  // an mbarrier arrive on another CTA: a releasing cluster arrive completes it
 };
 
 struct PendingLd {
@@ -110,6 +111,10 @@ struct LdBatch {
   SrcLoc at;
   std::vector<PendingLd> regs;
   bool done = false;
+  // Set when the issuing thread synchronises with others before waiting for the load: from then
+  // on the read happens as late as allowed (at tcgen05.wait::ld), so a thread that released the
+  // TMEM too early lets the next MMA overwrite it first.
+  bool deferred = false;
 };
 
 // A tcgen05.cp in flight (mma_block_scaled.cpp). The copy is ordered before another thread's
@@ -229,6 +234,7 @@ struct Cta {
   CtaBarrier bars[kNumNamedBarriers];
   PairCollective pair_op;  // cta_group::2 collective in progress (shared by the pair: lives in the even CTA)
   std::vector<RemoteAccess> remote_accesses;  // latest access per accessing CTA rank
+  std::vector<std::shared_ptr<LdBatch>> pending_lds;  // tcgen05.ld issued here, not yet waited for
   std::vector<std::shared_ptr<CpRecord>> pending_cps;  // tcgen05.cp issued and not yet performed
 };
 
@@ -362,6 +368,9 @@ std::string describe_sm_tmem(const Sm& sm);                 // who holds which c
 const TmemAlloc* tmem_find(const Cta& cta, uint32_t col, uint32_t ncols);
 std::string describe_allocs(const Cta& cta);
 void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* what);
+// An MMA is about to write [lane0, +nlanes) x [col0, +ncols) of `cta`'s TMEM: fails (from the
+// scheduler's stack) if a tcgen05.ld not yet waited for still reads any of those cells.
+void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* writer);
 
 // ---- numbers (mma.cpp)
 float f16_bits_to_float(uint16_t h, bool bf16);

@@ -151,7 +151,7 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
                        if (expect_tx) mbar_add_tx(tb, bar, int64_t(bytes), by);
                        mbar_do_arrive(tb, bar, 1, by);
                      },
-                     1u << target->rank, "a remote mbarrier arrive", &f, f.at});
+                     1u << target->rank, "a remote mbarrier arrive", &f, f.at, nullptr, /*remote_arrive=*/true});
 }
 }  // namespace
 

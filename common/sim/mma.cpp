@@ -166,6 +166,8 @@ void run_mma(const MmaJob& j) {
            ", " + std::to_string(col0 + d_cols) + ") of " + cta_name(*j.ctas[v]) +
            " completed after those columns were freed (" + describe_allocs(*j.ctas[v]) +
            "); wait for the MMA's tcgen05.commit before tcgen05.dealloc");
+  for (uint32_t v = 0; v < nctas; ++v)
+    check_no_pending_ld(*j.ctas[v], lane0, 128, col0, d_cols, "a tcgen05.mma");
   const bool a_bf16 = j.id.a_format == 1, b_bf16 = j.id.b_format == 1;
   // B transposed to [k][n], so the inner loop runs over 8 columns at a time (GCC vector
   // extension: SSE on any x86-64) while each output still sums its K products in order

@@ -219,6 +219,7 @@ void run_mxf4(const Mxf4Job& j) {
                  "it uses TMEM columns [" + std::to_string(col) + ", " + std::to_string(col + ncols) + ") of " +
                      cta_name(cta) + ", freed before the MMA was performed (" + describe_allocs(cta) +
                      "); wait for its tcgen05.commit before tcgen05.dealloc");
+  check_no_pending_ld(cta, 0, 128, d_col, N, "a tcgen05.mma.kind::mxf4nvf4");
   thread_local std::vector<float> sa, sb, A;
   sa.resize(kM * kBlocks);
   sb.resize(size_t(N) * kBlocks);

@@ -40,6 +40,7 @@ void note_thread_sync(const char* what, SrcLoc at) {
 // to happen: tcgen05 operations this thread issued before it must be fenced first.
 void check_fence_before(const char* what) {
   Fiber& f = me();
+  for (const auto& b : f.pending_ld) b->deferred = true;  // see LdBatch::deferred
   if (f.tc_pending_fence)
     fail_here("missing tcgen05.fence::before_thread_sync",
               std::string(what) + " follows " + f.tc_pending_fence + " at " + loc(f.tc_at) +
@@ -194,7 +195,21 @@ void cluster_arrive(bool release, SrcLoc at) {
               "this thread already arrived at the cluster barrier and has not executed barrier.cluster.wait since; "
               "every arrive must be followed by a wait before the next arrive (PTX ISA §9.7.13.3)");
   check_fence_before(release ? "barrier.cluster.arrive.release" : "barrier.cluster.arrive.relaxed");
-  if (release) publish_inits(/*fence=*/false, /*cluster_release=*/true);
+  if (release) {
+    publish_inits(/*fence=*/false, /*cluster_release=*/true);
+    // Release orders this thread's earlier remote arrivals before the arrive, so they have
+    // landed by the time anyone's matching wait returns: complete them now (in issue order).
+    auto& ops = g_sched->async_ops;
+    for (size_t i = 0; i < ops.size();) {
+      if (ops[i].remote_arrive && ops[i].issuer == &f) {
+        AsyncOp op = std::move(ops[i]);
+        ops.erase(ops.begin() + long(i));
+        op.run();
+      } else {
+        ++i;
+      }
+    }
+  }
   f.cluster_arrivals++;
   cl.arrived++;
   if (cl.arrived + cl.exited >= cl.threads) complete_cluster_phase(cl);

@@ -62,6 +62,19 @@ void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, 
                   cta_name(cta) + "; " + describe_allocs(cta));
 }
 
+void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* writer) {
+  auto& v = cta.pending_lds;
+  v.erase(std::remove_if(v.begin(), v.end(), [](const std::shared_ptr<LdBatch>& b) { return b->done; }), v.end());
+  for (const auto& b : v)
+    for (const PendingLd& p : b->regs)
+      if (p.lane >= lane0 && p.lane < lane0 + nlanes && p.col >= col0 && p.col < col0 + ncols)
+        fail("tcsim: TMEM overwritten under a pending tcgen05.ld\n  " + std::string(writer) + " writes lane " +
+             std::to_string(p.lane) + ", column " + std::to_string(p.col) + " of " + cta_name(cta) +
+             ", which the tcgen05.ld issued at " + loc(b->at) +
+             " still reads: that load has not been waited for (tcgen05.wait::ld), so it may return the new value. "
+             "Wait for the load before releasing the TMEM to the MMA (PTX ISA §9.7.16.8.5, §9.7.16.6.4)");
+}
+
 }  // namespace detail
 
 namespace {
@@ -310,6 +323,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
                     std::to_string(quarter) + ")");
     tmem_check_range(cta, lane0, nlanes, col0, ncols, name);
     auto batch = std::make_shared<LdBatch>();
+    cta.pending_lds.push_back(batch);
     batch->cta = &cta;
     batch->at = a0->fiber->at;
     for (void* d : c.data) {
@@ -328,7 +342,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     }
     // The read happens asynchronously: when the scheduler picks this operation, or at the latest
     // at tcgen05.wait::ld. A kernel that loads before the MMAs finished reads stale TMEM.
-    push_async(AsyncOp{[batch] { run_ld(*batch); }, 0u, "a tcgen05.ld", a0->fiber, a0->fiber->at});
+    push_async(AsyncOp{[batch] { if (!batch->deferred) run_ld(*batch); }, 0u, "a tcgen05.ld", a0->fiber, a0->fiber->at});
   }, /*full_warp=*/true);
 }
 

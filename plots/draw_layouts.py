@@ -12,6 +12,11 @@ sources, runs it, checks a few properties of its output, and draws:
   docs/img/2sm_data_split.png           step 05: which CTA of a pair holds which rows of A, B, C,
                                         the CTA -> tile map of an example grid, and the identical
                                         shared-memory layout of both CTAs with the pair's barrier flow
+  docs/img/nvfp4_sf_blocked.png         step 07: where each UE4M3 scale of a 256-row, K = 128 operand
+                                        lands in the 128x4 blocked layout (common/nvfp4_layout.h, via
+                                        plots/nvfp4_dump.cpp)
+  docs/img/nvfp4_sf_tmem.png            step 07: one 512-byte scale atom in TMEM after
+                                        tcgen05.cp.32x128b.warpx4 (lanes 0-127 x 4 columns x 4 bytes)
   docs/img/persistent_schedule.png      step 06: which CTA pair computes which output tile in which
                                         order (the kernel's own schedule functions, via
                                         plots/schedule_dump.cpp), and the accumulator ping-pong
@@ -42,6 +47,9 @@ SCHEDULE_SRC = os.path.join(ROOT, "plots", "schedule_dump.cpp")
 SCHEDULE_DEPS = [SCHEDULE_SRC, os.path.join(ROOT, "common", "descriptors.h"),
                  os.path.join(ROOT, "common", "kernel_common.cuh"), os.path.join(ROOT, "steps", "step06_persistent.cu")]
 SCHEDULE_BIN = os.path.join(ROOT, "build", "schedule_dump")
+NVFP4_SRC = os.path.join(ROOT, "plots", "nvfp4_dump.cpp")
+NVFP4_DEPS = [NVFP4_SRC, os.path.join(ROOT, "common", "descriptors.h"), os.path.join(ROOT, "common", "nvfp4_layout.h")]
+NVFP4_BIN = os.path.join(ROOT, "build", "nvfp4_dump")
 
 # Chunk / k-group colours: tab20 comes in (dark, light) pairs of one hue, so logical 16-byte
 # chunks 2j and 2j+1 - the two halves that MMA K step j reads - share a hue.
@@ -80,6 +88,9 @@ def run_tool():
     build_tool(SCHEDULE_SRC, SCHEDULE_DEPS, SCHEDULE_BIN)
     out = subprocess.run([SCHEDULE_BIN], cwd=ROOT, check=True, capture_output=True, text=True).stdout
     d.update(json.loads(out))
+    build_tool(NVFP4_SRC, NVFP4_DEPS, NVFP4_BIN)
+    out = subprocess.run([NVFP4_BIN], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    d.update(json.loads(out))
     return d
 
 
@@ -114,6 +125,7 @@ def check_dump(d):
 
     check_step05(d["step05"])
     check_step06(d["step06"])
+    check_nvfp4(d["nvfp4"])
 
 
 def check_step05(s):
@@ -667,6 +679,164 @@ def draw_schedule(d, path):
     plt.close(fig)
 
 
+# ------------------------------------------------------------------------------------------------
+ATOM_COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]   # atom 0..3 of the example
+QUARTER_COLORS = ["#4c72b0", "#dd8452", "#55a868", "#8172b3"]  # rows 32q .. 32q + 31 of an atom
+
+
+def check_nvfp4(s):
+    ar, ac, ab = s["atom_rows"], s["atom_columns"], s["atom_bytes"]
+    require(ar * ac == ab == 512, "an atom is 128 rows x 4 scales, one byte each")
+    offs = {(r, kb): o for r, kb, o in s["blocked"]}
+    require(sorted(offs.values()) == list(range(s["sf_bytes"])), "the scales fill the blocked array densely")
+    atoms = {(rb, cb): o for rb, cb, o in s["atoms"]}
+    require(sorted(atoms.values()) == list(range(0, s["sf_bytes"], ab)), "atoms tile the array")
+    for (r, kb), o in offs.items():
+        base = atoms[(r // ar, kb // ac)]
+        require(base <= o < base + ab, "(row, kb) lies in its atom")
+        require(o - base == 16 * (r % 32) + 4 * ((r % ar) // 32) + kb % ac, "the in-atom formula of the docs")
+        require(r // ar == 0 or kb // ac != 0 or base >= 2 * ab, "atoms run K-first")
+    at = {o: (r, kb) for (r, kb), o in offs.items() if r < ar and kb < ac}  # atom 0
+    cells = {}
+    for lane, col, byte, w, r, j, src in s["tmem"]:
+        cells[(lane, col, byte)] = cells.get((lane, col, byte), 0) + 1
+        require(lane // 32 == w and lane % 32 == r, "row r goes to lane r of every quarter")
+        row, kb = at[src]
+        require(row == 32 * col + lane % 32 and kb == byte,
+                "the MMA's layout: scale kb of row r in lane r %% 32 (+32w), column r / 32, byte kb")
+    require(len(cells) == 128 * 4 * 4 and all(v == 1 for v in cells.values()),
+            "the copy writes every byte of 128 lanes x 4 columns exactly once")
+
+
+def draw_nvfp4_blocked(d, path):
+    s = d["nvfp4"]
+    rows, ncol, ar, ac, ab = s["rows"], s["sf_columns"], s["atom_rows"], s["atom_columns"], s["atom_bytes"]
+    offs = {(r, kb): o for r, kb, o in s["blocked"]}
+    atom_of = lambda o: o // ab  # noqa: E731
+    fig = plt.figure(figsize=(20, 15))
+    gs = fig.add_gridspec(1, 3, width_ratios=[1.1, 0.3, 2.3], wspace=0.55)
+    fig.suptitle("Step 07: where each UE4M3 scale lands in the 128 x 4 blocked layout (%d rows, K = %d: %d scale "
+                 "columns, %d bytes)\noffsets from tcg::sf_blocked_offset(row, kb, K) of common/nvfp4_layout.h "
+                 "(plots/nvfp4_dump.cpp)" % (rows, s["k"], ncol, s["sf_bytes"]), fontsize=15, fontweight="bold",
+                 y=0.985)
+    # ---- (1) the logical matrix of scales, coloured by atom ----------------------------------
+    ax = fig.add_subplot(gs[0, 0])
+    for (r, kb), o in offs.items():
+        q = (r % ar) // 32
+        ax.add_patch(Rectangle((kb, r), 1, 1, fc=ATOM_COLORS[atom_of(o)], alpha=0.45 + 0.15 * q, ec="none"))
+    for x in range(ncol + 1):
+        ax.plot([x, x], [0, rows], color="white" if x % ac else "black", lw=0.6 if x % ac else 2.0)
+    for y in range(0, rows + 1, 32):
+        ax.plot([0, ncol], [y, y], color="black", lw=2.0 if y % ar == 0 else 0.6)
+    for (rb, cb, o) in s["atoms"]:
+        ax.text(cb * ac + ac / 2, rb * ar + ar / 2, "atom %d\nbytes\n%d-%d" % (o // ab, o, o + ab - 1),
+                ha="center", va="center", fontsize=11, fontweight="bold",
+                bbox=dict(boxstyle="round", fc="white", ec="none", alpha=0.85))
+    picks = [(0, 0), (0, 3), (0, 4), (1, 0), (32, 0), (33, 1), (96, 3), (127, 3), (130, 2), (255, 7)]
+    ty = -10.0
+    for r, kb in picks:
+        ty = max(r + 0.5, ty + 17)
+        ax.annotate("r%d kb%d: byte %d" % (r, kb, offs[(r, kb)]), xy=(kb + 0.5, r + 0.5),
+                    xytext=(ncol + 0.5, min(ty, rows - 2)), fontsize=10.5, va="center", annotation_clip=False,
+                    arrowprops=dict(arrowstyle="-|>", color="black", lw=1.0, shrinkA=0, shrinkB=0))
+        ax.plot(kb + 0.5, r + 0.5, "o", ms=4, color="black")
+    ax.set_xlim(0, ncol)
+    ax.set_ylim(rows, 0)
+    ax.set_xticks([kb + 0.5 for kb in range(ncol)])
+    ax.set_xticklabels([str(kb) for kb in range(ncol)])
+    ax.set_yticks(range(0, rows + 1, 32))
+    ax.set_xlabel("scale column kb (K elements 16 kb .. 16 kb + 15)", fontsize=11)
+    ax.set_ylabel("row of A (or B)", fontsize=11)
+    ax.set_title("(1) the %d x %d scales, coloured by atom\n(shade: row quarter (r %% 128) / 32)" % (rows, ncol),
+                 fontsize=12, loc="left")
+    # ---- (2) the byte array: atoms run K-first ------------------------------------------------
+    ax = fig.add_subplot(gs[0, 1])
+    for (rb, cb, o) in s["atoms"]:
+        ax.add_patch(Rectangle((0, o), 1, ab, fc=ATOM_COLORS[o // ab], alpha=0.7, ec="black", lw=1.5))
+        ax.text(0.5, o + ab / 2, "atom %d\nrows %d-%d\nkb %d-%d" % (o // ab, rb * ar, rb * ar + ar - 1, cb * ac,
+                                                                     cb * ac + ac - 1),
+                ha="center", va="center", fontsize=10.5, fontweight="bold")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(s["sf_bytes"], 0)
+    ax.set_xticks([])
+    ax.set_yticks(range(0, s["sf_bytes"] + 1, ab))
+    ax.set_ylabel("byte offset in the scale array", fontsize=11)
+    ax.set_title("(2) memory:\natoms K-first", fontsize=12, loc="left")
+    # ---- (3) atom 0 byte by byte: 32 lines of 16 bytes ----------------------------------------
+    ax = fig.add_subplot(gs[0, 2])
+    at = {o: (r, kb) for (r, kb), o in offs.items() if o < ab}
+    for o, (r, kb) in at.items():
+        line, b = divmod(o, 16)
+        q = r // 32
+        ax.add_patch(Rectangle((b, line), 1, 1, fc=QUARTER_COLORS[q], alpha=0.35 + 0.12 * kb, ec="white", lw=0.8))
+        ax.text(b + 0.5, line + 0.5, "r%d k%d" % (r, kb), ha="center", va="center", fontsize=7.3)
+    for x in range(0, 17, 4):
+        ax.plot([x, x], [0, ab // 16], color="black", lw=1.8)
+    ax.set_xlim(0, 16)
+    ax.set_ylim(ab // 16, 0)
+    ax.set_xticks([b + 0.5 for b in range(16)])
+    ax.set_xticklabels([str(b) for b in range(16)])
+    ax.set_yticks([l + 0.5 for l in range(ab // 16)])
+    ax.set_yticklabels(["%d (+%d)" % (l, 16 * l) for l in range(ab // 16)], fontsize=8)
+    ax.set_xlabel("byte within the 16-byte line", fontsize=11)
+    ax.set_ylabel("line l (byte offset in the atom)", fontsize=11)
+    ax.set_title("(3) atom 0 (bytes 0-511), one cell per byte: rK kS = the scale of row R, scale column S.\n"
+                 "offset = 16 (r % 32) + 4 ((r % 128) / 32) + kb % 4: line l holds rows l, l+32, l+64, l+96,\n"
+                 "4 scales each; exactly the 32 x 16-byte source of one tcgen05.cp.32x128b.warpx4",
+                 fontsize=12, loc="left")
+    handles = [Patch(fc=QUARTER_COLORS[q], alpha=0.6, label="rows %d-%d of the atom" % (32 * q, 32 * q + 31))
+               for q in range(4)]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.04), ncol=2, fontsize=10)
+    fig.subplots_adjust(left=0.05, right=0.98, top=0.9, bottom=0.07)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def draw_nvfp4_tmem(d, path):
+    s = d["nvfp4"]
+    ab = s["atom_bytes"]
+    at = {o: (r, kb) for r, kb, o in s["blocked"] if o < ab}
+    fig = plt.figure(figsize=(17, 30))
+    ax = fig.add_axes([0.05, 0.05, 0.92, 0.88])
+    fig.suptitle("Step 07: one 512-byte scale atom in TMEM after tcgen05.cp.32x128b.warpx4 (descriptor %s: "
+                 "no swizzle, SBO %d B)\nbyte j of source line l -> lane l + 32 w (w = 0..3), column C0 + j / 4, "
+                 "byte j %% 4: every 32-lane quarter holds the same copy\n(mapping restated in "
+                 "plots/nvfp4_dump.cpp from the emulator's run_cp(); offsets from tcg::sf_blocked_offset())"
+                 % (s["cp_desc"], s["cp_sbo"]), fontsize=14, fontweight="bold", y=0.995)
+    for lane, col, byte, w, r, j, src in s["tmem"]:
+        row, kb = at[src]
+        x = 4 * col + byte
+        ax.add_patch(Rectangle((x, lane), 1, 1, fc=QUARTER_COLORS[col], alpha=0.3 + 0.13 * kb if w == 0 else
+                               0.12 + 0.07 * kb, ec="white", lw=0.5))
+        ax.text(x + 0.5, lane + 0.5, "r%d k%d" % (row, kb), ha="center", va="center", fontsize=6.2,
+                color="black" if w == 0 else "#555555")
+    for x in range(0, 17, 4):
+        ax.plot([x, x], [0, 128], color="black", lw=2.0)
+    for y in range(0, 129, 32):
+        ax.plot([-5, 16], [y, y], color="black", lw=2.5, clip_on=False)
+    for w in range(4):
+        ax.text(-0.4, 32 * w + 16, "lane quarter %d\nlanes %d-%d\n%s" % (
+            w, 32 * w, 32 * w + 31, "(warp %d reads it)\n" % w + ("original" if w == 0 else "replica of quarter 0")),
+            ha="right", va="center", fontsize=12, fontweight="bold")
+    ax.set_xlim(-5, 16)
+    ax.set_ylim(128, 0)
+    ax.set_xticks([x + 0.5 for x in range(16)])
+    ax.set_xticklabels(["C0+%d\nbyte %d" % (x // 4, x % 4) for x in range(16)], fontsize=8.5)
+    ax.xaxis.tick_top()
+    ax.set_yticks([y + 0.5 for y in range(0, 128, 4)])
+    ax.set_yticklabels([str(y) for y in range(0, 128, 4)], fontsize=8)
+    ax.tick_params(axis="y", pad=1)
+    for c in range(4):
+        ax.text(4 * c + 2, 129.5, "column C0+%d:\nrows %d-%d\n(rK kS: scale S of row R)" % (c, 32 * c, 32 * c + 31),
+                ha="center", va="top", fontsize=11, color=QUARTER_COLORS[c], fontweight="bold")
+    ax.text(-4.9, 129.5, "the MMA reads the 4 scales of row r\nin column C0 + r / 32, lane r % 32\n"
+            "(of the quarter of the warp's lanes);\none atom = 4 TMEM columns", fontsize=11, va="top")
+    for sp in ax.spines.values():
+        sp.set_visible(False)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "img"), help="where the PNGs go [docs/img]")
@@ -681,7 +851,8 @@ def main():
             json.dump(d, f, indent=1)
     os.makedirs(args.out_dir, exist_ok=True)
     pictures = [("core_matrices_noswizzle.png", draw_noswizzle), ("swizzle128_atom.png", draw_swizzle),
-                ("2sm_data_split.png", draw_2sm), ("persistent_schedule.png", draw_schedule)]
+                ("2sm_data_split.png", draw_2sm), ("persistent_schedule.png", draw_schedule),
+                ("nvfp4_sf_blocked.png", draw_nvfp4_blocked), ("nvfp4_sf_tmem.png", draw_nvfp4_tmem)]
     for name, draw in pictures:
         if args.only and args.only not in name:
             continue

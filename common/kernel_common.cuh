@@ -23,7 +23,7 @@
 #include "tensor_map.h"
 
 namespace tcg {
-inline namespace TCG_ABI_NS {  // per-build: see ptx.cuh
+inline namespace TCG_ABI_NS {  // per-build: see ptx/build.h
 
 template <class T>
 __host__ __device__ constexpr T ceil_div(T a, T b) {

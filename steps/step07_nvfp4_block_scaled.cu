@@ -26,7 +26,8 @@
 // WHY
 //   NVFP4 halves the bytes per element again relative to FP8 (4.5 bits per element with the
 //   scales) and doubles the tensor-core rate relative to FP8: B200 dense FP4 is 9 PFLOPS vs
-//   2.25 for BF16 (published spec, /work/shared/reference/b200-timing-facts.md).
+//   2.25 for BF16 (published HGX B200 spec, as collected in the project reference
+//   shared/reference/b200-timing-facts.md; glennklockwood.com/garden/processors/B200).
 //
 // SHARED-MEMORY ARITHMETIC (BLOCK_N = 128, 6 stages)
 //   One stage = A 128 rows x 128 B (16 KiB) + B 128 x 128 B (16 KiB) + SFA 4 atoms (2 KiB)

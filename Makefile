@@ -32,7 +32,7 @@ STEPS     := $(foreach s,$(STEP_SRCS),$(call step_name,$(s)))
 COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard common/*.cpp))) \
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
-.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs gpu-check
+.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
 all: $(STEPS)
 
 $(BUILD) $(BUILD)/common $(BUILD)/sim $(BUILD)/tests:
@@ -65,6 +65,10 @@ list-steps:
 # Builds the shared objects and prints their paths (tests/break_it.sh links against them).
 common-objs: $(COMMON_OBJS)
 	@echo $(COMMON_OBJS)
+
+# The libraries every binary links (tests/break_it.sh links its modified steps with them).
+link-libs:
+	@echo $(LDLIBS)
 
 ptxas-report: $(STEPS)
 	@for s in $(STEPS); do echo "== $$s"; grep -E 'Compiling entry|Used|spill' $(BUILD)/$$s.ptxas.log; done

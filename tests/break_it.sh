@@ -19,6 +19,7 @@ CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 OUT=build/break_it
 mkdir -p "$OUT"
 read -r -a COMMON_OBJS <<<"$(make -s --no-print-directory common-objs)" || exit 1
+read -r -a LINK_LIBS <<<"$(make -s --no-print-directory link-libs)" || exit 1
 [ ${#COMMON_OBJS[@]} -gt 0 ] || { echo "break_it.sh: make common-objs printed nothing"; exit 1; }
 SHAPE=(--m 256 --n 256 --k 1024 --inputs integer)
 filter=${1:-}
@@ -47,7 +48,7 @@ EOF
   fi
   if ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
       "${COMMON_OBJS[@]}" \
-      -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt -o "$bin" 2>"$OUT/$name.log"; then
+      "${LINK_LIBS[@]}" -o "$bin" 2>"$OUT/$name.log"; then
     echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
   fi
   local ok=0 how="" out rc seed run_args

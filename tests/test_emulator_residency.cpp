@@ -17,32 +17,22 @@
 #include <vector>
 
 #include "../common/kernel_common.cuh"
+#include "emulator_test_util.h"
 
 namespace {
 
-struct ResidencyOptions {  // emulator options for one scope
-  tcsim::Options saved = tcsim::options();
-  ResidencyOptions(uint64_t seed, int sms, int ctas_per_sm = 0) {
-    tcsim::Options o = saved;
-    o.seed = seed;
+using tcg_test::contains;
+using tcg_test::sim_error;
+
+// tcg_test::SimOptions (the seed) plus the SMs of the emulated GPU, for one scope.
+struct ResidencyOptions : tcg_test::SimOptions {
+  ResidencyOptions(uint64_t seed, int sms, int ctas_per_sm = 0) : tcg_test::SimOptions(seed) {
+    tcsim::Options o = tcsim::options();
     o.num_sms = sms;
     o.ctas_per_sm = ctas_per_sm;
     tcsim::set_options(o);
   }
-  ~ResidencyOptions() { tcsim::set_options(saved); }
 };
-
-template <class F>
-std::string sim_error(F&& f) {
-  try {
-    f();
-  } catch (const tcsim::SimError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 // Warp 0 allocates `ncols` (twice if `second` > 0: `ncols`, then `second` more), records the
 // column it got, runs a few barrier rounds so that other CTAs interleave, frees and exits.

@@ -12,30 +12,13 @@
 #include <vector>
 
 #include "../common/kernel_common.cuh"
+#include "emulator_test_util.h"
 
 namespace {
 
-struct Seed {
-  tcsim::Options saved = tcsim::options();
-  explicit Seed(uint64_t seed) {
-    tcsim::Options o = saved;
-    o.seed = seed;
-    tcsim::set_options(o);
-  }
-  ~Seed() { tcsim::set_options(saved); }
-};
-
-template <class F>
-std::string sim_error(F&& f) {
-  try {
-    f();
-  } catch (const tcsim::SimError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+using tcg_test::contains;
+using tcg_test::sim_error;
+using Seed = tcg_test::SimOptions;
 
 // One thread commits twice, to two barriers, with no MMA in between (a commit with nothing to
 // track arrives as soon as it is its turn). Another thread records which phase completed first.

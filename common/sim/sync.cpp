@@ -16,8 +16,9 @@
 //  * .cta_group (§9.7.16.5): all tcgen05 instructions of a kernel use the same one; cta_group::2
 //    instructions need the CTA's pair peer (rank ^ 1) in the cluster.
 //  * fence.mbarrier_init.release.cluster (§9.7.13.4): publishes this thread's mbarrier inits to
-//    the async proxy and the cluster (checked in mbarrier.cpp). fence.proxy.async is accepted:
-//    memory is sequentially consistent here.
+//    the async proxy and the cluster (checked in mbarrier.cpp); a releasing cluster arrive
+//    publishes every init ordered before it. (fence.proxy.async has no wrapper: no step writes
+//    data for the async proxy with plain stores; see docs/emulator.md.)
 // Logical time (Scheduler::clock) advances at every synchronisation; a thread remembers when its
 // last CTA and cluster synchronisation completed, which is how "was the init published before
 // this use" is decided.
@@ -167,8 +168,6 @@ bool elect_sync(SrcLoc at) {
   }, /*full_warp=*/true);  // membermask 0xffffffff: all 32 lanes
   return elected;
 }
-
-void fence(SrcLoc at) { tick(at); }
 
 void fence_mbarrier_init(SrcLoc at) {
   tick(at);

@@ -180,6 +180,19 @@ void launch_step(LaunchFn launch, const GemmArgs& args) {
   }
 }
 
+void checked_launch(const StepSpec& spec, LaunchFn launch, const GemmArgs& args, cudaStream_t stream, void* dev_c,
+                    size_t c_bytes, void* host_c) {
+  CUDA_CHECK(cudaMemsetAsync(dev_c, 0xFF, c_bytes, stream));
+  launch_step(launch, args);
+  try {
+    wait_or_give_up(stream, spec);
+  } catch (const CudaError& e) {
+    throw CudaError(std::string("the step's kernel failed while running: ") + e.what());
+  }
+  CUDA_CHECK(cudaMemcpyAsync(host_c, dev_c, c_bytes, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 std::string cublas_version() {
   int major = 0, minor = 0, patch = 0;
   CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
@@ -282,18 +295,9 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   args.c = c.get();
   args.stream = stream.get();
 
-  // The checked launch. C starts as NaN (0xFFFF is a BF16 NaN) so that any element the kernel
-  // never writes shows up in the check.
-  CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream.get()));
-  launch_step(launch, args);
-  try {
-    wait_or_give_up(stream.get(), spec);
-  } catch (const CudaError& e) {
-    throw CudaError(std::string("the step's kernel failed while running: ") + e.what());
-  }
+  // The checked launch: C starts as NaN (0xFFFF is a BF16 NaN).
   std::vector<__nv_bfloat16> out(count_c);
-  CUDA_CHECK(cudaMemcpyAsync(out.data(), c.get(), c.bytes(), cudaMemcpyDeviceToHost, stream.get()));
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  checked_launch(spec, launch, args, stream.get(), c.get(), c.bytes(), out.data());
 
   VerifyResult vr;
   if (o.check) {

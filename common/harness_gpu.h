@@ -100,6 +100,12 @@ Timing time_launches(const std::function<void()>& launch, cudaStream_t stream,
 // Calls the step's launcher and checks that the launch itself was accepted.
 void launch_step(LaunchFn launch, const GemmArgs& args);
 
+// The checked launch: fills the `c_bytes` of device C with 0xFF bytes (a NaN in BF16 and FP16,
+// so an element the kernel never writes fails the check), launches, waits (giving up on a hung
+// kernel) and copies C back into `host_c`.
+void checked_launch(const StepSpec& spec, LaunchFn launch, const GemmArgs& args, cudaStream_t stream, void* dev_c,
+                    size_t c_bytes, void* host_c);
+
 double tflops(const Options& o, double ms);  // 2*M*N*K / time
 
 // "13.1.0": the cuBLAS library's version (cuBLASLt ships with it and has the same one).

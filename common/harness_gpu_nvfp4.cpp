@@ -206,17 +206,9 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   args.fp4.c = c.get();
   args.stream = stream.get();
 
-  // The checked launch. C starts as NaN (0xFFFF is an FP16 NaN).
-  CUDA_CHECK(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream.get()));
-  launch_step(launch, args);
-  try {
-    wait_or_give_up(stream.get(), spec);
-  } catch (const CudaError& e) {
-    throw CudaError(std::string("the step's kernel failed while running: ") + e.what());
-  }
+  // The checked launch: C starts as NaN (0xFFFF is an FP16 NaN).
   std::vector<__half> out(count_c);
-  CUDA_CHECK(cudaMemcpyAsync(out.data(), c.get(), c.bytes(), cudaMemcpyDeviceToHost, stream.get()));
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  checked_launch(spec, launch, args, stream.get(), c.get(), c.bytes(), out.data());
 
   // cuBLASLt's block-scaled FP4 matmul exists for compute capability 10.x (and later GPUs, which
   // an sm_100a step never runs on).

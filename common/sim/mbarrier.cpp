@@ -21,33 +21,33 @@ using namespace detail;
 
 namespace detail {
 
-Mbar& mbar_at(Cta& cta, uint32_t bar, const char* what) {
+namespace {
+// The mbarrier at `bar` in `cta`: aligned, in bounds, initialised. `remote`: the running thread
+// is in another CTA and reaches it through the shared::cluster window.
+Mbar& find_mbar(Cta& cta, uint32_t bar, const char* what, bool remote) {
   if (bar % 8 != 0)
     fail_here("misaligned mbarrier", std::string(what) + ": mbarrier address " + hex(bar) + " is not 8-byte aligned");
   smem_ref(cta, bar, 8, what);
   auto it = cta.mbars.find(bar & kOffsetMask);
-  if (it == cta.mbars.end())
+  if (it != cta.mbars.end()) return it->second;
+  if (!remote)
     fail_here("uninitialised mbarrier",
               std::string(what) + " uses the mbarrier at " + hex(bar) + ", which no mbarrier.init has initialised");
-  return it->second;
+  fail_here("no mbarrier at that offset in the target CTA",
+            std::string(what) + " uses the mbarrier at " + hex(bar) + " in " + cta_name(cta) +
+                ", but no mbarrier.init has initialised one at that offset there. Instructions that address "
+                "another CTA's barrier at the same offset need identical shared-memory layouts in every CTA, "
+                "and the peer's init must be ordered before the use by a cluster barrier");
 }
+}  // namespace
+
+Mbar& mbar_at(Cta& cta, uint32_t bar, const char* what) { return find_mbar(cta, bar, what, false); }
 
 Mbar& mbar_at_cluster(uint32_t bar, const char* what, Cta** target) {
   Cta& cta = cluster_cta(bar, what);
   check_target_alive(cta, what);
   if (target) *target = &cta;
-  if (&cta == me().cta) return mbar_at(cta, bar, what);
-  if (bar % 8 != 0)
-    fail_here("misaligned mbarrier", std::string(what) + ": mbarrier address " + hex(bar) + " is not 8-byte aligned");
-  smem_ref(cta, bar, 8, what);
-  auto it = cta.mbars.find(bar & kOffsetMask);
-  if (it == cta.mbars.end())
-    fail_here("no mbarrier at that offset in the target CTA",
-              std::string(what) + " uses the mbarrier at " + hex(bar) + " in " + cta_name(cta) +
-                  ", but no mbarrier.init has initialised one at that offset there. Instructions that address "
-                  "another CTA's barrier at the same offset need identical shared-memory layouts in every CTA, "
-                  "and the peer's init must be ordered before the use by a cluster barrier");
-  return it->second;
+  return find_mbar(cta, bar, what, /*remote=*/&cta != me().cta);
 }
 
 std::string describe_mbar(const Mbar& b) {

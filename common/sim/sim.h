@@ -98,6 +98,11 @@ enum class LdShape { k32x32b, k16x256b };
 void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at);
 void tmem_wait_ld(SrcLoc at);
 
+// ---- tracing: a kernel annotation (common/ptx/trace.cuh) opening or closing a named phase of the
+// calling warp ("setup", "mainloop", "epilogue", ...). Under the timing model with tracing on, the
+// emulator records it as a span on the warp's track (lane 0's clock); otherwise it costs nothing.
+void trace_phase(const char* name, bool begin, SrcLoc at);
+
 // ---- warp MMA
 void ldmatrix(int num, uint32_t addr, uint32_t* regs, SrcLoc at);
 void mma_sync_m16n8k16_bf16(float* d, const uint32_t* a, const uint32_t* b, const float* c, SrcLoc at);

@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "../trace.h"
 
 namespace tcsim {
 
@@ -21,6 +24,14 @@ struct Options {
                                         // 0: as many as shared memory, threads and CTA slots allow
   int max_resident_ctas = 8;           // the emulator's own cap on CTAs running at once (memory and
                                         // speed of the emulation; hardware may run more)
+  // The B200 timing model (common/sim/timing.cpp, docs/timing_model.md). With `timing`, threads
+  // and asynchronous work run in the order of a model clock instead of the seeded random order,
+  // every CTA of a wave is resident at once, and Stats::model_ns is the predicted kernel time.
+  bool timing = false;
+  bool skip_math = false;               // timing-only: no MMA arithmetic and no data copies (the
+                                        // output is not computed; the harness says so)
+  bool trace = false;                   // record spans (last_trace()) for the CTAs below
+  std::vector<uint32_t> trace_ctas{0, 1, 2, 3};  // linear CTA indices to trace
 };
 
 struct Stats {
@@ -35,6 +46,7 @@ struct Stats {
   double wall_seconds = 0;         // whole launch
   double mma_seconds = 0;          // of which: MMA arithmetic (operand fetch + multiply-add)
   double copy_seconds = 0;         // of which: TMA copies
+  double model_ns = 0;             // timing model: predicted kernel duration (launch to last exit)
 };
 
 // Thrown out of a launch when the emulator found a bug in the kernel (deadlock, TMEM leak, bad
@@ -47,5 +59,10 @@ void set_options(const Options& o);
 const Options& options();
 // Statistics of the most recent launch (reset at the start of each launch).
 const Stats& last_stats();
+// Spans of the most recent launch with Options::trace (empty otherwise), on the model clock.
+const tcg::trace::Trace& last_trace();
+// The timing model's parameters as a Markdown table (quantity, value, unit, kind, source), for
+// docs/performance.md and `stepNN --model-params`.
+std::string model_parameters_markdown();
 
 }  // namespace tcsim

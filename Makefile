@@ -33,6 +33,7 @@ COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard com
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
 .PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
+.PHONY: bench predict plots
 all: $(STEPS)
 
 $(BUILD) $(BUILD)/common $(BUILD)/sim $(BUILD)/tests:
@@ -119,6 +120,12 @@ $(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
 
 gpu-check: $(BUILD)/tests/tma_check
 	$(BUILD)/tests/tma_check
+
+# ------------------------------------------------------------------ results, model, charts
+# bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
+#          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)
+bench:
+	@bash plots/bench.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(STEPS)

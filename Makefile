@@ -124,8 +124,13 @@ gpu-check: $(BUILD)/tests/tma_check
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)
+# predict: no GPU needed: the emulator's B200 timing model for steps 01-07, rewrites
+#          results/model_b200.csv, then docs/performance.md (plots/predict.sh)
 bench:
 	@bash plots/bench.sh $(BENCH_ARGS)
+
+predict: all
+	@bash plots/predict.sh $(PREDICT_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(STEPS)

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""performance_doc.py - writes docs/performance.md: the emulator's B200 timing model next to the
+published B200 figures. Run by `make predict` (plots/predict.sh) after it has rewritten
+results/model_b200.csv; it reads only CSV files and the model's parameter table:
+
+  --model FILE         the model's rows (harness CSV) [results/model_b200.csv]
+  --published FILE     published B200 figures [results/published_b200.csv]
+  --model-params FILE  the Markdown table `./step01 --model-params` printed; absent or empty:
+                       the page says so (with --model-params-note TEXT as the reason)
+  --out FILE           the page [docs/performance.md]
+  --rev REV, --date D  what the header says (default: `git rev-parse`, now in UTC)
+
+Exit codes: 0 written, 2 an input cannot be used (one line on stderr).
+"""
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_io import (ROOT, MODEL_FILE, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
+                        Published, read_model, row_tflops, row_time_us, to_float)
+
+WITHIN = 0.25  # "within 25%": |model / published - 1| <= WITHIN
+BF16_SHAPE = (4096, 4096, 4096)
+
+
+def git_rev():
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode != 0
+        return rev + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def fmt(x, spec="%.1f"):
+    return "—" if x is None else spec % x
+
+
+def rel(path, start):
+    return os.path.relpath(path, start).replace(os.sep, "/")
+
+
+def bf16_table(model, pub):
+    cublas, _ = pub.cublas_bf16()
+    lines = ["| step | model TFLOPS (predicted) | published B200 TFLOPS | kernel in the source "
+             "| model / published | within 25% | model, % of published cuBLAS |",
+             "|---|---:|---:|---|---:|:---:|---:|"]
+    notes = []
+    for step in pub.bf16_steps():
+        p = pub.bf16_step(step)
+        if p is None:
+            continue
+        r = model.get((step, BF16_SHAPE))
+        t = row_tflops(r) if r else None
+        pt = to_float(p["tflops"])
+        q = t / pt if t is not None and pt else None
+        within = "—" if q is None else ("yes" if abs(q - 1) <= WITHIN else "no")
+        lines.append("| %02d %s | %s | %s | %s | %s | %s | %s |" % (
+            step, STEP_TITLES.get(step, p["step_name"]), fmt(t), fmt(pt, "%.2f"),
+            p["kernel_in_source"], fmt(q, "%.2f"), within,
+            fmt(None if t is None else 100 * t / cublas, "%.0f%%")))
+        others = pub.bf16_variants(step)
+        if others:
+            notes.append("* step %02d is compared with **%s** (%s): %s. Other variant%s in the "
+                         "source: %s." % (
+                             step, p["kernel_in_source"], p["tflops"], p["note"],
+                             "s" if len(others) > 1 else "",
+                             "; ".join("%s %s (%s)" % (o["kernel_in_source"], o["tflops"],
+                                                       o["note"]) for o in others)))
+    lines.append("| cuBLAS | — | %.2f | %s | — | — | 100%% |" % (cublas, pub.cublas_bf16()[1][
+        "kernel_in_source"]))
+    return lines, notes
+
+
+def nvfp4_table(model, pub):
+    lines = ["| M x N x K | model time, us (predicted) | model TFLOPS | speed of light, us "
+             "| model / SOL | cuBLASLt (published), us | model / cuBLASLt |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for shape in pub.nvfp4_shapes():
+        r = model.get((7, shape))
+        us = row_time_us(r) if r else None
+        t = row_tflops(r) if r else None
+        sol, lt = pub.nvfp4(shape, "sol"), pub.nvfp4(shape, "cublaslt")
+        sol_us = to_float(sol["time_us"]) if sol else None
+        lt_us = to_float(lt["time_us"]) if lt else None
+        lines.append("| %d x %d x %d | %s | %s | %s | %s | %s | %s |" % (
+            shape + (fmt(us, "%.2f"), fmt(t, "%.0f"), fmt(sol_us, "%.3f"),
+                     fmt(us / sol_us if us and sol_us else None, "%.2f"), fmt(lt_us, "%.2f"),
+                     fmt(us / lt_us if us and lt_us else None, "%.2f"))))
+    return lines
+
+
+def model_provenance(model):
+    rows = list(model.values())
+    if not rows:
+        return None
+    gpus = sorted({r["gpu"] for r in rows})
+    revs = sorted({r["git_rev"] for r in rows})
+    dates = sorted(r["date"] for r in rows)
+    return "%d rows; gpu column \"%s\"; binaries at git %s; run %s%s" % (
+        len(rows), "\", \"".join(gpus), ", ".join(revs), dates[0],
+        "" if dates[0] == dates[-1] else " to " + dates[-1])
+
+
+def page(args, model, pub, params, params_note):
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    model_link = rel(args.model, out_dir)
+    pub_link = rel(args.published, out_dir)
+    L = []
+    L.append("<!-- generated by `make predict` (plots/predict.sh -> plots/performance_doc.py); "
+             "do not edit: edit those scripts or the CSV files and run make predict again -->")
+    L.append("# Performance: the B200 timing model and published figures")
+    L.append("")
+    L.append("*Generated by `make predict` on %s at git revision `%s`; do not edit.*" % (
+        args.date, args.rev))
+    L.append("")
+    L.append("**No B200 was available to this project.** Every \"model\" figure on this page is a "
+             "**prediction** of the emulator's B200 timing model ([timing_model.md](%s), run "
+             "as `./stepNN --predict`, timing only, no arithmetic), not a measurement. The "
+             "\"published\" figures were measured by other people on a B200 and are quoted with "
+             "their source ([%s](%s)); they were not measured here either. What this project "
+             "did measure (on an H100, where only step 00 can run) is in the README's Results "
+             "section and `results/<gpu>.csv`." % (
+                 rel(os.path.join(ROOT, "docs", "timing_model.md"), out_dir), pub.file, pub_link))
+    L.append("")
+    prov = model_provenance(model)
+    L.append("Model rows: [%s](%s)%s." % (
+        os.path.basename(args.model), model_link,
+        " — " + prov if prov else " — **none yet**: the file is missing or has no rows "
+        "(the steps' `--predict` flag may not be built in; run `make predict`)"))
+    L.append("")
+    L.append("## BF16 steps 01-06, M = N = K = 4096")
+    L.append("")
+    L.append("Published: seed `001_8ff71249f181e60e.txt` (\"tcgen05 for dummies\", B200 on "
+             "Modal, BF16, M = N = K = 4096; cuBLAS through PyTorch 2.9.1 + CUDA 13). "
+             "\"within 25%%\" means |model / published - 1| <= %d%%. The last column divides the "
+             "model by the *published* cuBLAS figure (no cuBLAS can run in the model)." % (
+                 100 * WITHIN))
+    L.append("")
+    tab, notes = bf16_table(model, pub)
+    L += tab
+    L.append("")
+    L += notes
+    L.append("")
+    L.append("## NVFP4 step 07, the competition shapes")
+    L.append("")
+    L.append("Speed of light (SOL): max(FP4 math time, DRAM time) at 1.5 GHz, as the task "
+             "computes it (gpu-mode/reference-kernels, `problems/nvidia/nvfp4_gemm/task.yml`); "
+             "it is a bound, not a kernel. cuBLASLt (through `torch._scaled_mm`): B200 times "
+             "from gau-nernst's competition worklog. Both are quoted from "
+             "`shared/reference/b200-timing-facts.md` beside the repository and held in [%s](%s)."
+             % (pub.file, pub_link))
+    L.append("")
+    L += nvfp4_table(model, pub)
+    L.append("")
+    L.append("## The model's parameters")
+    L.append("")
+    if params:
+        L.append("As printed by `./step01 --model-params` (the table the model runs with; "
+                 "[timing_model.md](%s) explains each row):" % rel(
+                     os.path.join(ROOT, "docs", "timing_model.md"), out_dir))
+        L.append("")
+        L += params.rstrip("\n").split("\n")
+    else:
+        L.append("*Not available: %s. The model's description and parameters are in "
+                 "[timing_model.md](%s).*" % (params_note or "`./step01 --model-params` printed "
+                                              "nothing", rel(os.path.join(
+                                                  ROOT, "docs", "timing_model.md"), out_dir)))
+    L.append("")
+    L.append("## Regenerating")
+    L.append("")
+    L.append("```")
+    L.append("make predict     # ./stepNN --predict for steps 01-07, rewrites "
+             "results/model_b200.csv, then this page")
+    L.append("make plots       # the charts (docs/img/progression.png, timelines)")
+    L.append("make bench       # on a GPU: measured rows in results/<gpu>.csv")
+    L.append("```")
+    return "\n".join(L) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default=os.path.join(ROOT, "results", MODEL_FILE))
+    ap.add_argument("--published", default=os.path.join(ROOT, "results", PUBLISHED_FILE))
+    ap.add_argument("--model-params", default=None)
+    ap.add_argument("--model-params-note", default=None)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--rev", default=None)
+    ap.add_argument("--date", default=None)
+    args = ap.parse_args()
+    args.rev = args.rev or git_rev()
+    args.date = args.date or datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M UTC")
+    try:
+        pub = Published(args.published)
+        model = read_model(args.model)
+        params = ""
+        if args.model_params and os.path.exists(args.model_params):
+            with open(args.model_params) as f:
+                params = f.read()
+            if "|" not in params:  # not a Markdown table: treat as missing, keep the reason
+                args.model_params_note = args.model_params_note or "its output had no table"
+                params = ""
+    except (InputError, OSError) as e:
+        print("performance_doc.py: %s" % e, file=sys.stderr)
+        return 2
+    text = page(args, model, pub, params, args.model_params_note)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print("wrote %s (%d model rows)" % (args.out, len(model)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

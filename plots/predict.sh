@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# predict.sh — `make predict`: the emulator's B200 timing model for every tcgen05 step, then the
+# page that sets its predictions beside the published B200 figures. No GPU needed.
+#
+#   1. ./stepNN --predict --csv ... for steps 01-06 at M = N = K = 4096 and step 07 at the three
+#      NVFP4 competition shapes (128x7168x16384, 128x4096x7168, 128x7168x2048); each prints
+#      "predicted B200: <X> TFLOPS" and appends a row whose gpu column names the model. The rows
+#      go to a temporary file that REPLACES results/model_b200.csv only when every run passed
+#      (a failed run leaves the old file as it was).
+#   2. ./step01 --model-params: the model's parameter table (Markdown), for the page.
+#   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
+#      results/published_b200.csv and that table.
+#
+# Usage: plots/predict.sh [options]          (make predict builds the steps first)
+#   --bin-dir DIR   the stepNN binaries [repository root]
+#   --csv FILE      the model rows [results/model_b200.csv]
+#   --doc FILE      the page [docs/performance.md]
+#   --steps LIST    only these steps, e.g. "01 07" (the CSV then holds only their rows)
+#   --doc-only      skip step 1: rewrite the page from the CSV that is there
+# Exit codes: 0 done, 1 a run failed, 2 usage error or a binary without --predict.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+me=plots/predict.sh
+
+bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07" run=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin-dir) bdir=${2:?}; shift ;;
+    --bin-dir=*) bdir=${1#*=} ;;
+    --csv) csv=${2:?}; shift ;;
+    --csv=*) csv=${1#*=} ;;
+    --doc) doc=${2:?}; shift ;;
+    --doc=*) doc=${1#*=} ;;
+    --steps) steps=${2:?}; shift ;;
+    --steps=*) steps=${1#*=} ;;
+    --doc-only) run=0 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "$me: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+command -v python3 >/dev/null || { echo "$me: python3 not found" >&2; exit 2; }
+
+tmpdir=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmpdir"' EXIT
+
+# A binary without the flag answers with a usage error (exit 2) naming it.
+no_flag() {  # no_flag RC ERRFILE FLAG
+  [ "$1" = 2 ] && grep -q -- "$3" "$2"
+}
+
+if [ "$run" = 1 ]; then
+  tmpcsv=$tmpdir/model.csv
+  failed=()
+  for s in $steps; do
+    s=$(printf '%02d' "$((10#$s))")
+    bin=$bdir/step$s
+    [ -x "$bin" ] || { echo "$me: $bin: not built (run make all, or make predict)" >&2; exit 2; }
+    if [ "$s" = 07 ]; then
+      shapes=("128 7168 16384" "128 4096 7168" "128 7168 2048")
+    else
+      shapes=("4096 4096 4096")
+    fi
+    for sh in "${shapes[@]}"; do
+      set -- $sh
+      cmd=("$bin" --predict --m "$1" --n "$2" --k "$3" --csv "$tmpcsv")
+      echo "-- ${cmd[*]}"
+      "${cmd[@]}" >"$tmpdir/out" 2>"$tmpdir/err"
+      rc=$?
+      if no_flag "$rc" "$tmpdir/err" --predict; then
+        echo "$me: step$s has no --predict yet (the B200 timing model is not in this build); $csv left as it was" >&2
+        exit 2
+      fi
+      line=$(grep -m1 '^predicted B200:' "$tmpdir/out")
+      if [ "$rc" != 0 ] || [ -z "$line" ]; then
+        cat "$tmpdir/out"; cat "$tmpdir/err" >&2
+        why="exit $rc"; [ -n "$line" ] || why="$why, no 'predicted B200' line"
+        failed+=("step$s ${1}x${2}x${3} ($why)")
+        continue
+      fi
+      echo "   step$s ${1}x${2}x${3}: $line"
+    done
+  done
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "$me: failed: ${failed[*]}; $csv left as it was" >&2
+    exit 1
+  fi
+  mkdir -p "$(dirname "$csv")" && cp "$tmpcsv" "$csv.tmp" && mv "$csv.tmp" "$csv" || {
+    echo "$me: cannot write $csv" >&2; exit 1; }
+  echo "== wrote $csv ($(($(wc -l <"$csv") - 1)) rows)"
+fi
+
+# The parameter table; tolerated missing (the page says why).
+params=$tmpdir/params.md note=""
+if [ -x "$bdir/step01" ]; then
+  "$bdir/step01" --model-params >"$params" 2>"$tmpdir/err"
+  rc=$?
+  if no_flag "$rc" "$tmpdir/err" --model-params; then
+    note="this build's step01 has no --model-params flag yet"
+  elif [ "$rc" != 0 ]; then
+    note="./step01 --model-params failed (exit $rc): $(head -1 "$tmpdir/err")"
+  fi
+  [ -z "$note" ] || { echo "$me: note: $note" >&2; : >"$params"; }
+else
+  note="step01 is not built"
+fi
+
+python3 plots/performance_doc.py --model "$csv" --out "$doc" --model-params "$params" \
+  ${note:+--model-params-note "$note"}

@@ -1,0 +1,171 @@
+"""results_io.py - reading the CSV files under results/, shared by the chart and page scripts.
+
+  * the harness's rows (`stepNN --csv FILE`: results/<gpu>.csv measured on a GPU,
+    results/model_b200.csv predicted by the emulator's B200 timing model);
+  * results/published_b200.csv: figures other people published for a B200 (seed 001's BF16
+    progression, the NVFP4 competition's speed of light and cuBLASLt times). They are quoted
+    with their source and never measured here; this file is the only place that holds them.
+"""
+import csv
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+HEADER = ("step,step_name,gpu,sm_count,driver,cuda_runtime,cublas,m,n,k,dtype,inputs,iterations,"
+          "median_ms,tflops,cublas_tflops,ratio,max_abs_err,verified,date,git_rev").split(",")
+PUBLISHED_HEADER = ("step,step_name,kernel_in_source,m,n,k,dtype,tflops,time_us,source,"
+                    "note").split(",")
+MODEL_FILE = "model_b200.csv"
+
+# Short names of our steps, for tables and chart labels.
+STEP_TITLES = {
+    0: "mma.sync (warm-up)",
+    1: "basic tcgen05",
+    2: "128B swizzle",
+    3: "pipelining",
+    4: "warp specialization",
+    5: "2-SM MMA",
+    6: "persistent",
+    7: "NVFP4 block-scaled",
+}
+PUBLISHED_FILE = "published_b200.csv"
+
+
+class InputError(Exception):
+    """A file that cannot be used; the message is one line naming it."""
+
+
+def to_float(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def read_harness_csv(path, warn=True):
+    """The rows of one harness CSV (dicts; "_file" = "name:line"). A file with another header
+    raises InputError; rows with the wrong number of fields are skipped with a warning."""
+    rows = []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames != HEADER:
+            raise InputError("%s: not the harness's CSV header" % path)
+        for lineno, r in enumerate(reader, start=2):
+            if None in r or any(v is None for v in r.values()):
+                if warn:
+                    print("warning: %s:%d: wrong number of fields, skipped" % (path, lineno),
+                          file=sys.stderr)
+                continue
+            r["_file"] = "%s:%d" % (os.path.basename(path), lineno)
+            rows.append(r)
+    return rows
+
+
+def shape_of(r):
+    try:
+        return (int(r["m"]), int(r["n"]), int(r["k"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def step_of(r):
+    try:
+        return int(r["step"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def flops(shape):
+    m, n, k = shape
+    return 2.0 * m * n * k
+
+
+def row_tflops(r):
+    """TFLOPS of a harness row: its tflops column, or 2MNK / median_ms when that is empty."""
+    t = to_float(r.get("tflops"))
+    if t is None:
+        ms, s = to_float(r.get("median_ms")), shape_of(r)
+        if ms and s:
+            t = flops(s) / (ms * 1e-3) / 1e12
+    return t
+
+
+def row_time_us(r):
+    ms = to_float(r.get("median_ms"))
+    if ms is not None:
+        return ms * 1e3
+    t, s = to_float(r.get("tflops")), shape_of(r)
+    return flops(s) / (t * 1e12) * 1e6 if t and s else None
+
+
+def read_model(path):
+    """{(step, (m, n, k)): row} of the model CSV, the last row of each key; {} if no file."""
+    if not os.path.exists(path):
+        return {}
+    out = {}
+    for r in read_harness_csv(path):
+        st, sh = step_of(r), shape_of(r)
+        if st is not None and sh is not None and row_tflops(r) is not None:
+            out[(st, sh)] = r
+    return out
+
+
+class Published:
+    """results/published_b200.csv. Per BF16 step, the row whose note starts with "matches"
+    (the variant with our step's structure), or the step's only row."""
+
+    def __init__(self, path):
+        if not os.path.exists(path):
+            raise InputError("%s: missing (the published B200 figures)" % path)
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames != PUBLISHED_HEADER:
+                raise InputError("%s: header is not %s" % (path, ",".join(PUBLISHED_HEADER)))
+            self.rows = [r for r in reader]
+        for i, r in enumerate(self.rows, start=2):
+            if None in r or any(v is None for v in r.values()):
+                raise InputError("%s:%d: wrong number of fields" % (path, i))
+        self.path = path
+        self.file = os.path.basename(path)
+
+    def cublas_bf16(self):
+        """(TFLOPS, row) of the published cuBLAS BF16 figure."""
+        for r in self.rows:
+            if r["step_name"] == "cublas" and r["dtype"] == "bf16":
+                return to_float(r["tflops"]), r
+        raise InputError("%s: no cublas bf16 row" % self.path)
+
+    def bf16_step(self, step):
+        """The row compared with our BF16 step `step`, or None."""
+        cand = [r for r in self.rows if r["step"] == str(step) and r["dtype"] == "bf16"]
+        match = [r for r in cand if r["note"].startswith("matches")]
+        if match:
+            return match[0]
+        return cand[0] if len(cand) == 1 else None
+
+    def bf16_variants(self, step):
+        """The rows of step `step` that are not the compared one (other variants in the source)."""
+        chosen = self.bf16_step(step)
+        return [r for r in self.rows
+                if r["step"] == str(step) and r["dtype"] == "bf16" and r is not chosen]
+
+    def bf16_steps(self):
+        return sorted({int(r["step"]) for r in self.rows if r["step"] and r["dtype"] == "bf16"})
+
+    def nvfp4_shapes(self):
+        """[(m, n, k)] of the NVFP4 rows, in file order."""
+        out = []
+        for r in self.rows:
+            if r["dtype"] == "nvfp4":
+                s = shape_of(r)
+                if s not in out:
+                    out.append(s)
+        return out
+
+    def nvfp4(self, shape, step_name):
+        """The row of an NVFP4 shape named step_name ("sol", "cublaslt"), or None."""
+        for r in self.rows:
+            if r["dtype"] == "nvfp4" and r["step_name"] == step_name and shape_of(r) == shape:
+                return r
+        return None

@@ -216,6 +216,10 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       std::fprintf(stderr, "%s\n", parsed.error.c_str());
       return 2;
     }
+    if (parsed.options.model_params) {
+      std::fputs(tcsim::model_parameters_markdown().c_str(), stdout);
+      return 0;
+    }
     Options o = parsed.options;
     // Refuse an unusable CSV file now, not after a long run.
     if (!o.csv.empty()) {

@@ -120,6 +120,14 @@ std::string usage(const StepSpec& spec) {
   u += "  --sim-sms N             SMs of the emulated GPU (1..1024) [148, a B200]\n";
   u += "  --sim-ctas-per-sm N     at most N CTAs resident per emulated SM (1..32) [as\n";
   u += "                          shared memory and threads allow]\n";
+  u += "  --trace FILE            write a timeline of one extra launch as Chrome-trace JSON (open\n";
+  u += "                          it in https://ui.perfetto.dev): %globaltimer stamps on a GPU, the\n";
+  u += "                          timing model's clock in the emulator (docs/tracing.md)\n";
+  u += strf("  --trace-ctas LIST       CTAs to trace, e.g. 0-3,8 (at most %zu) [0-3]\n", kMaxTraceCtas);
+  u += "  --predict               emulator with the B200 timing model, timing only (no result is\n";
+  u += strf("                          computed or checked); shape [%lld] unless given\n",
+            static_cast<long long>(kGpuDefaultDim));
+  u += "  --model-params          print the timing model's parameters (Markdown) and exit\n";
   u += "  -h, --help              this text\n";
   u += "Both '--m 512' and '--m=512' work.\n";
   u += "Exit codes: 0 ok, 1 wrong result or emulator/CUDA error, 2 usage error,\n";
@@ -181,9 +189,55 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
 }
 
 void apply_emulator_defaults(Options& o) {
-  if (!o.m_given) o.m = kSimDefaultDim;
-  if (!o.n_given) o.n = kSimDefaultDim;
-  if (!o.k_given) o.k = kSimDefaultDim;
+  const int64_t d = o.predict ? kGpuDefaultDim : kSimDefaultDim;
+  if (!o.m_given) o.m = d;
+  if (!o.n_given) o.n = d;
+  if (!o.k_given) o.k = d;
+}
+
+std::string parse_cta_list(const std::string& text, std::vector<uint32_t>* out) {
+  const std::string shown = "--trace-ctas=" + text;
+  // One index of an item ("8", or either end of "0-3"); "" or the error.
+  auto index = [&](const std::string& item, const std::string& part, uint64_t* value) -> std::string {
+    switch (parse_decimal(part, value)) {
+      case NumStatus::kOk:
+        break;
+      case NumStatus::kNegative:
+        return shown + ": CTA indices must be non-negative";
+      case NumStatus::kMalformed:
+        return shown + ": \"" + item + "\" is not a CTA index or a range like 0-3";
+      case NumStatus::kOutOfRange:
+        *value = UINT64_MAX;
+        break;
+    }
+    if (*value > kMaxTraceCtaIndex)
+      return shown + ": CTA index " + part + " out of range (at most " + std::to_string(kMaxTraceCtaIndex) + ")";
+    return "";
+  };
+  std::vector<uint32_t> ctas;
+  size_t pos = 0;
+  for (;;) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item.empty()) return shown + ": expected CTA indices and ranges such as 0-3,8";
+    // "a" or "a-b"; a leading '-' is a negative number (reported as such), not a range.
+    const size_t dash = item.find('-', 1);
+    uint64_t lo = 0, hi = 0;
+    std::string err = index(item, item.substr(0, dash), &lo);
+    hi = lo;
+    if (err.empty() && dash != std::string::npos) err = index(item, item.substr(dash + 1), &hi);
+    if (!err.empty()) return err;
+    if (lo > hi) return shown + ": range " + item + " runs backwards";
+    if (hi - lo >= kMaxTraceCtas) return shown + strf(": more than %zu CTAs", kMaxTraceCtas);
+    for (uint64_t c = lo; c <= hi; ++c) ctas.push_back(static_cast<uint32_t>(c));
+    std::sort(ctas.begin(), ctas.end());
+    ctas.erase(std::unique(ctas.begin(), ctas.end()), ctas.end());
+    if (ctas.size() > kMaxTraceCtas) return shown + strf(": more than %zu CTAs", kMaxTraceCtas);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  *out = ctas;
+  return "";
 }
 
 ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& args) {
@@ -228,6 +282,10 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
       switch_target = &o.force_gpu;
     } else if (name == "--sim") {
       switch_target = &o.force_sim;
+    } else if (name == "--predict") {
+      switch_target = &o.predict;
+    } else if (name == "--model-params") {
+      switch_target = &o.model_params;
     }
     if (switch_target != nullptr) {
       if (has_value) return fail(name + " takes no value");
@@ -236,8 +294,10 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     }
 
     // Flags with a value.
-    static const char* const kValued[] = {"--m",    "--n",      "--k",   "--iters",   "--warmup",
-                                          "--seed", "--inputs", "--csv", "--sim-seed", "--sim-sms", "--sim-ctas-per-sm"};
+    static const char* const kValued[] = {"--m",       "--n",       "--k",          "--iters",
+                                          "--warmup",  "--seed",    "--inputs",     "--csv",
+                                          "--sim-seed", "--sim-sms", "--sim-ctas-per-sm", "--trace",
+                                          "--trace-ctas"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char* f) { return name == f; }) == std::end(kValued))
       return fail("unknown flag " + name + " (see --help)");
@@ -293,11 +353,19 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     } else if (name == "--csv") {
       if (value.empty()) err = "--csv needs a file name";
       o.csv = value;
+    } else if (name == "--trace") {
+      if (value.empty()) err = "--trace needs a file name";
+      o.trace_path = value;
+    } else if (name == "--trace-ctas") {
+      err = parse_cta_list(value, &o.trace_ctas);
     }
     if (!err.empty()) return fail(err);
   }
 
   if (o.force_gpu && o.force_sim) return fail("--gpu and --sim contradict each other (pick one)");
+  if (o.force_gpu && o.predict)
+    return fail("--gpu and --predict contradict each other (--predict runs the emulator's timing model)");
+  if (o.predict) o.force_sim = true;
   r.error = validate_shape(spec, o);
   return r;
 }

@@ -71,7 +71,24 @@ struct Options {
   uint64_t sim_seed = 1;
   int sim_sms = 148;         // --sim-sms: SMs of the emulated GPU
   int sim_ctas_per_sm = 0;   // --sim-ctas-per-sm: 0 = as resources allow
+  // Timelines (docs/tracing.md). --trace: write a Chrome-trace JSON file of one launch (the GPU's
+  // %globaltimer, or the emulator's timing model) for the CTAs in trace_ctas (--trace-ctas:
+  // sorted, no duplicates, at most kMaxTraceCtas).
+  std::string trace_path;  // empty: no trace
+  std::vector<uint32_t> trace_ctas{0, 1, 2, 3};
+  // --predict: the emulator with its B200 timing model, timing only (implies force_sim; the
+  // dimensions not given default to kGpuDefaultDim, see apply_emulator_defaults).
+  bool predict = false;
+  bool model_params = false;  // --model-params: print the timing model's parameters and exit 0
 };
+constexpr size_t kMaxTraceCtas = 64;
+// The largest CTA index --trace-ctas accepts: a grid has at most 2^31 - 1 CTAs along x.
+constexpr uint64_t kMaxTraceCtaIndex = (uint64_t{1} << 31) - 2;
+
+// Parses a --trace-ctas list: comma-separated CTA indices and inclusive ranges ("0-3,8"), each
+// at most kMaxTraceCtaIndex; at most kMaxTraceCtas CTAs after duplicates are merged. Returns ""
+// and the sorted indices in `out`, or a message (without program name) saying what is wrong.
+std::string parse_cta_list(const std::string& text, std::vector<uint32_t>* out);
 
 struct ParseResult {
   Options options;
@@ -89,7 +106,8 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
 // "" if the step can handle this problem, else one line "stepNN: ..." naming the constraint.
 std::string validate_shape(const StepSpec& spec, const Options& o);
 
-// Replaces every dimension the user did not give with kSimDefaultDim.
+// Replaces every dimension the user did not give with kSimDefaultDim (with --predict: leaves it
+// at kGpuDefaultDim, the shape a prediction is usually wanted for).
 void apply_emulator_defaults(Options& o);
 
 // ---------------------------------------------------------------------------------------------

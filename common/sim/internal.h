@@ -97,6 +97,10 @@ struct AsyncOp {
   SrcLoc at{};
   Cluster* cluster = nullptr;  // the issuer's (filled in when queued)
   bool remote_arrive = false;  // an mbarrier arrive on another CTA: a releasing cluster arrive completes it
+  // Timing model (timing.cpp): when the operation completes on the model clock (ns), and its
+  // issue number (orders ties, finds it again from the event heap).
+  double t = 0;
+  uint64_t seq = 0;
 };
 
 struct PendingLd {
@@ -115,6 +119,7 @@ struct LdBatch {
   // on the read happens as late as allowed (at tcgen05.wait::ld), so a thread that released the
   // TMEM too early lets the next MMA overwrite it first.
   bool deferred = false;
+  double t_done = 0;  // timing model: when the registers are written
 };
 
 // A tcgen05.cp in flight (mma_block_scaled.cpp). The copy is ordered before another thread's
@@ -159,6 +164,17 @@ struct Fiber {
   uint64_t cta_sync_time = 0, cluster_sync_time = 0;
   // barrier.cluster: arrivals made, waits completed (an arrive must be followed by a wait).
   uint32_t cluster_arrivals = 0, cluster_waits = 0;
+  // Timing model (timing.cpp): this thread's clock (ns since the launch), the stamp of its valid
+  // entry in the event heap, the completion time of its last tcgen05 operation (they complete
+  // in order), and what it records for the trace (lane 0 of a traced CTA's warp).
+  double t = 0;
+  uint64_t heap_stamp = 0;
+  double tc_last = 0;
+  bool traced = false;
+  const char* wait_label = nullptr;  // what the next block_until waits for (trace span name)
+  std::vector<std::pair<const char*, double>> open_phases;  // trace_phase begin, not yet ended
+  double ld_start = -1;              // tcgen05.ld issued, not yet waited for (trace)
+  double store_start = -1, store_end = -1;  // the run of global stores being recorded (trace)
 };
 
 // A warp-collective (.sync.aligned) instruction in progress.
@@ -201,6 +217,10 @@ struct PairCollective {
 // its thread slots and its 128 x 512 TMEM columns.
 struct Sm {
   uint32_t id = 0;
+  // Timing model: when each of the SM's engines is free again (ns): the tensor core, the TMA
+  // unit, the path to L2 for the SM's global stores, and the TMEM read port of each of the four
+  // sub-partitions (tcgen05.ld).
+  double tc_free = 0, tma_free = 0, store_free = 0, ld_free[4] = {0, 0, 0, 0};
   std::vector<uint32_t> tmem;  // 128 lanes x 512 columns
   std::vector<Cta*> resident;
   uint32_t smem_used = 0, threads_used = 0;
@@ -276,6 +296,22 @@ struct Scheduler {
   const std::function<void()>* body = nullptr;
   dim3 grid, block;
   uint64_t clock = 1;              // logical time: advanced at every synchronisation event
+  // Timing model (Options::timing): events run in the order of the model clock. The heap holds
+  // runnable threads, asynchronous operations and tcgen05 queue heads by time; `now` is the time
+  // of the event being run; a running thread yields once its clock passes `horizon` (the next
+  // event + a small lookahead). `end` is the latest completion seen (the kernel's duration).
+  bool timed = false;
+  struct Event {
+    double t;
+    uint64_t seq;
+    int kind;  // 0: thread, 1: async op (by seq), 2: tcgen05 queue head of `f`
+    Fiber* f;
+    uint64_t stamp;
+    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  std::vector<Event> heap;  // min-heap (std::push_heap with greater<>)
+  uint64_t next_seq = 1;
+  double now = 0, horizon = 0, end = 0, admit_time = 0;
   // Every tcgen05 instruction of a kernel uses the same .cta_group (0: none seen yet).
   int cta_group = 0;
   SrcLoc cta_group_at{};
@@ -283,6 +319,37 @@ struct Scheduler {
 };
 
 extern Scheduler* g_sched;
+
+// ---- timing model (timing.cpp; docs/timing_model.md)
+inline bool timed() { return g_sched && g_sched->timed; }
+void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp);
+// The running thread spends `ns` (an instruction's issue cost, a stall); it yields when its clock
+// passes the horizon, so that events stay in time order.
+void model_spend(Fiber& f, double ns);
+double ns_per_instruction();
+double wake_ns();
+// Completion times of asynchronous work issued now by the running thread (all in ns).
+struct TmaRows {  // one TMA box / bulk copy, as the memory system sees it
+  uint64_t bytes = 0;                  // delivered (complete_tx) bytes
+  std::vector<std::pair<uint64_t, uint32_t>> segments;  // in-bounds global (address, length) runs
+};
+double model_copy(Cta& dst, const TmaRows& rows);
+double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t k_bytes_a, uint32_t k_bytes_b, bool pair);
+double model_tcgen05_cp(Cta& cta, uint32_t bytes);
+double model_tmem_ld(Cta& cta, int warp, uint32_t bytes);
+void model_global_access(Fiber& f, uint32_t bytes, bool store);
+double model_remote_arrive_ns();
+double model_warp_mma(Cta& cta);
+double model_tmem_alloc_ns();
+double model_cta_launch_ns();
+// Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
+bool trace_cta(const Cta& cta);
+uint32_t linear_cta(const Cta& cta);
+void trace_span(const Cta& cta, int track, const std::string& name, const char* cat, double t0, double t1);
+void trace_async(const Cta& cta, const char* engine, const std::string& name, const char* cat, double t0, double t1);
+void trace_store_flush(Fiber& f);
+void trace_begin_launch(Scheduler& s);
+void trace_end_launch(Scheduler& s);
 
 // ---- failure reporting (scheduler.cpp)
 [[noreturn]] void fail(const std::string& msg);

@@ -102,7 +102,15 @@ void admit_clusters(Scheduler& s) {
       if (room) groups.push_back(g);
     }
     if (groups.empty()) return;  // wait for a cluster to retire
-    const uint32_t g = groups[s.rng.below(groups.size())];
+    uint32_t g = groups[s.rng.below(groups.size())];
+    if (s.timed) {  // the timing model: the least loaded SM group first, like the block scheduler
+      auto load = [&s, csize](uint32_t grp) {
+        size_t n = 0;
+        for (uint32_t i = 0; i < csize; ++i) n += s.sms[grp + i].resident.size();
+        return n;
+      };
+      g = *std::min_element(groups.begin(), groups.end(), [&](uint32_t a, uint32_t b) { return load(a) < load(b); });
+    }
     // Cluster index -> cluster coordinates, x fastest (grid order).
     const dim3 grid_c(s.grid.x / s.cluster_shape.x, s.grid.y / s.cluster_shape.y, s.grid.z / s.cluster_shape.z);
     const uint64_t ci = s.next_cluster++;
@@ -224,6 +232,13 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   const double p_random = 0.02 + 0.9 * s.rng.uniform();
   s.p_async = g_options.seed % 4 == 0 ? 0.0001 : g_options.seed % 4 == 2 ? 1.0 : p_random;
   s.p_newest_first = g_options.seed % 4 == 0 ? 0.9 : 0.0;
+  if (g_options.timing) {
+    // The timing model runs every CTA the GPU would hold at once, in clock order, with no
+    // randomness (scheduler.cpp run_grid_timed, timing.cpp).
+    s.timed = true;
+    s.p_preempt = 0;
+  }
+  trace_begin_launch(s);
   s.body = &body;
   s.grid = grid;
   s.block = block;
@@ -232,6 +247,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   s.smem_per_cta = smem_bytes + kSmemReservedPerCta;
   s.max_ctas_per_sm = std::min<uint32_t>(kCtasPerSm, g_options.ctas_per_sm > 0 ? uint32_t(g_options.ctas_per_sm) : kCtasPerSm);
   s.max_resident_ctas = std::max<uint32_t>(cluster_size, uint32_t(std::max(1, g_options.max_resident_ctas)));
+  if (s.timed) s.max_resident_ctas = uint32_t(g_options.num_sms) * kCtasPerSm;  // as many as fit
   s.sms.resize(size_t(g_options.num_sms));
   for (size_t i = 0; i < s.sms.size(); ++i) s.sms[i].id = uint32_t(i);  // TMEM storage: on first use
   g_sched = &s;
@@ -244,6 +260,10 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
     }
   } reset;
   run_grid(s);  // returns once every cluster has run and all asynchronous work completed
+  if (s.timed) {
+    g_stats.model_ns = s.end;
+    trace_end_launch(s);
+  }
 
   g_stats.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }

@@ -146,12 +146,14 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
   check_mbar_published(b, bar, false, true, what);
   note_remote_access(*target, what);
   const uint32_t off = bar & kOffsetMask;
-  push_async(AsyncOp{[target, off, bar, bytes, expect_tx, by] {
-                       Mbar& tb = target->mbars.find(off)->second;
-                       if (expect_tx) mbar_add_tx(tb, bar, int64_t(bytes), by);
-                       mbar_do_arrive(tb, bar, 1, by);
-                     },
-                     1u << target->rank, "a remote mbarrier arrive", &f, f.at, nullptr, /*remote_arrive=*/true});
+  AsyncOp op{[target, off, bar, bytes, expect_tx, by] {
+               Mbar& tb = target->mbars.find(off)->second;
+               if (expect_tx) mbar_add_tx(tb, bar, int64_t(bytes), by);
+               mbar_do_arrive(tb, bar, 1, by);
+             },
+             1u << target->rank, "a remote mbarrier arrive", &f, f.at, nullptr, /*remote_arrive=*/true};
+  if (timed()) op.t = f.t + model_remote_arrive_ns();
+  push_async(std::move(op));
 }
 }  // namespace
 
@@ -216,6 +218,7 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
   // try_wait.parity(P) succeeds once the phase with parity P has completed, i.e. when the
   // current phase's parity is no longer P (PTX ISA §9.7.13.15.16).
   if ((b->phase & 1) == parity) g_stats.barrier_waits++;
+  f.wait_label = "mbarrier wait";
   block_until(b->waiters, [b, parity] { return (b->phase & 1) != parity; },
               [b, bar, parity] {
                 return "mbarrier.try_wait.parity on the mbarrier at " + hex(bar) + " for parity " +

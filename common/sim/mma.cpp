@@ -168,6 +168,11 @@ void run_mma(const MmaJob& j) {
            "); wait for the MMA's tcgen05.commit before tcgen05.dealloc");
   for (uint32_t v = 0; v < nctas; ++v)
     check_no_pending_ld(*j.ctas[v], lane0, 128, col0, d_cols, "a tcgen05.mma");
+  if (g_options.skip_math) {  // timing only: the checks above, no arithmetic
+    g_stats.mmas++;
+    g_stats.mma_flops += 2ull * M * N * K;
+    return;
+  }
   const bool a_bf16 = j.id.a_format == 1, b_bf16 = j.id.b_format == 1;
   // B transposed to [k][n], so the inner loop runs over 8 columns at a time (GCC vector
   // extension: SSE on any x86-64) while each output still sums its K products in order
@@ -274,7 +279,13 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
   if (cta_group == 2) note_remote_access(*j.ctas[1], "tcgen05.mma.cta_group::2");
   uint32_t targets = 1u << cta.rank;
   if (cta_group == 2) targets |= 1u << j.ctas[1]->rank;
-  push_tc_op(f, AsyncOp{[j] { run_mma(j); }, targets, "a tcgen05.mma", &f, at});
+  AsyncOp op{[j] { run_mma(j); }, targets, "a tcgen05.mma", &f, at};
+  if (timed()) {
+    // Operand bytes each SM reads from its shared memory for one K = 16 step (32 bytes a row).
+    const uint32_t rows_a = cta_group == 2 ? j.id.m / 2 : j.id.m, rows_b = cta_group == 2 ? j.id.n / 2 : j.id.n;
+    op.t = model_mma(cta, j.ctas[1], cta_group == 2 ? j.id.m / 2 : j.id.m, j.id.n, rows_a * 32, rows_b * 32, cta_group == 2);
+  }
+  push_tc_op(f, std::move(op));
 }
 
 void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_mask, SrcLoc at) {
@@ -320,11 +331,14 @@ void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_ma
                           for (const auto& [t, tbar] : arrivals) {
                             Cta* tp = t;
                             const uint32_t b_addr = tbar;
-                            push_async(AsyncOp{[tp, b_addr, by] {
-                                                 Mbar& b = tp->mbars.find(b_addr & kOffsetMask)->second;
-                                                 mbar_do_arrive(b, b_addr, 1, by);
-                                               },
-                                               1u << t->rank, "a tcgen05.commit arrival", fp, at});
+                            AsyncOp arrival{[tp, b_addr, by] {
+                                              Mbar& b = tp->mbars.find(b_addr & kOffsetMask)->second;
+                                              mbar_do_arrive(b, b_addr, 1, by);
+                                            },
+                                            1u << t->rank, "a tcgen05.commit arrival", fp, at};
+                            // Timing model: at once in the issuing CTA, a DSMEM hop to another.
+                            if (timed()) arrival.t = g_sched->now + (t == fp->cta ? 0.0 : model_remote_arrive_ns());
+                            push_async(std::move(arrival));
                           }
                         },
                         mask, "a tcgen05.commit (waiting for its MMAs)", &f, at});

@@ -226,6 +226,11 @@ void run_mxf4(const Mxf4Job& j) {
   A.resize(size_t(kM) * kK);
   read_scales(j, j.sfa, kM, "A", sa.data());
   read_scales(j, j.sfb, N, "B", sb.data());
+  if (g_options.skip_math) {  // timing only: the scale checks above, no arithmetic
+    g_stats.mmas++;
+    g_stats.mma_flops += 2ull * kM * N * kK;
+    return;
+  }
   // B transposed to [k][n] and its scales to [s][n], 8 columns per vector (GCC vector extension),
   // so each output column is its own lane: the same arithmetic, in the same order, as a scalar loop.
   typedef float f32x8 __attribute__((vector_size(32)));
@@ -369,7 +374,9 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
   cta.pending_cps.push_back(rec);
   f.unreleased_cps++;
   CpJob j{&cta, col, d, rec, who(f) + " at " + loc(at)};
-  push_tc_op(f, AsyncOp{[j] { run_cp(j); }, 1u << cta.rank, "a tcgen05.cp", &f, at});
+  AsyncOp op{[j] { run_cp(j); }, 1u << cta.rank, "a tcgen05.cp", &f, at};
+  if (timed()) op.t = model_tcgen05_cp(cta, kCpRows * kCpRowBytes);
+  push_tc_op(f, std::move(op));
 }
 
 void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, uint32_t sfa_tmem,
@@ -408,7 +415,9 @@ void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uin
   for (const auto& r : cta.pending_cps)
     if (r->issuer != &f && !r->done && r->released != 0 && r->released < f.tc_acquire_time) after.push_back(r);
   Mxf4Job j{&cta, d_tmem, sfa_tmem, sfb_tmem, a, b, N, accumulate, std::move(after), who(f) + " at " + loc(at)};
-  push_tc_op(f, AsyncOp{[j] { run_mxf4(j); }, 1u << cta.rank, "a tcgen05.mma", &f, at});
+  AsyncOp op{[j] { run_mxf4(j); }, 1u << cta.rank, "a tcgen05.mma", &f, at};
+  if (timed()) op.t = model_mma(cta, nullptr, kM, N, kM * 32, N * 32, false);  // 64 FP4 = 32 bytes a row
+  push_tc_op(f, std::move(op));
 }
 
 }  // namespace tcsim

@@ -93,6 +93,9 @@ std::string who(const Fiber& f) {
 void yield() {
   Scheduler& s = *g_sched;
   Fiber* f = s.cur;
+  // Under the timing model a thread that is still runnable goes back into the event heap at
+  // its own clock (a blocked one is put back by set_runnable when it is woken).
+  if (s.timed && f->state == FState::kRunnable && f->run_idx >= 0) heap_push(s, f->t, 0, f, ++f->heap_stamp);
   if (_setjmp(f->jb) == 0) _longjmp(s.main_jb, 1);
 }
 
@@ -105,6 +108,10 @@ void tick(SrcLoc at) {
     fail_here("livelock (instruction budget exhausted)",
               "the launch executed more than " + std::to_string(g_options.instruction_budget) +
                   " emulated instructions; a thread probably spins forever. Raise the budget if the problem is just big.");
+  if (g_sched->timed) {
+    model_spend(f, ns_per_instruction());
+    return;
+  }
   if (g_sched->rng.uniform() < g_sched->p_preempt) yield();
 }
 
@@ -116,6 +123,10 @@ void set_runnable(Fiber* f) {
   if (f->run_idx < 0) {
     f->run_idx = int(s.runnable.size());
     s.runnable.push_back(f);
+    if (s.timed) {
+      f->t = std::max(f->t, s.now);  // woken by an event at `now`, or created at its CTA's start
+      heap_push(s, f->t, 0, f, ++f->heap_stamp);
+    }
   }
 }
 
@@ -134,14 +145,22 @@ void unset_runnable(Fiber* f) {
 // Blocks the running thread on `q` until ready() holds; whoever changes the state that
 // ready() reads calls notify(q).
 void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::string()> waits_on) {
-  if (ready()) return;
   Fiber& f = me();
+  const char* label = f.wait_label;
+  f.wait_label = nullptr;
+  if (ready()) return;
+  const double t0 = f.t;
+  if (f.traced) trace_store_flush(f);
   f.state = FState::kBlocked;
   f.ready = std::move(ready);
   f.waits_on = std::move(waits_on);
   unset_runnable(&f);
   q.push_back(&f);
   yield();
+  if (g_sched->timed) {
+    f.t += wake_ns();  // noticing the completion (the try_wait loop, the barrier release)
+    if (f.traced) trace_span(*f.cta, f.warp, label ? label : "wait", tcg::trace::kCatWait, t0, f.t);
+  }
 }
 
 void notify(WaitQueue& q) {
@@ -155,12 +174,26 @@ void notify(WaitQueue& q) {
 }
 
 void push_async(AsyncOp op) {
+  Scheduler& s = *g_sched;
   op.cluster = op.issuer ? op.issuer->cta->cluster : nullptr;
-  g_sched->async_ops.push_back(std::move(op));
+  if (s.timed) {
+    op.t = std::max(op.t, s.now);  // no time given: it completes at once
+    op.seq = s.next_seq++;
+    heap_push(s, op.t, 1, nullptr, op.seq);
+  }
+  s.async_ops.push_back(std::move(op));
 }
 
 void push_tc_op(Fiber& f, AsyncOp op) {
+  Scheduler& s = *g_sched;
   op.cluster = f.cta->cluster;
+  if (s.timed) {
+    // One thread's tcgen05 operations complete in issue order (PTX ISA §9.7.16.6.2).
+    op.t = std::max({op.t, f.tc_last, s.now});
+    f.tc_last = op.t;
+    op.seq = s.next_seq++;
+    heap_push(s, op.t, 2, &f, op.seq);
+  }
   f.tc_ops.push_back(std::move(op));
   if (!f.has_tc_ops) {
     f.has_tc_ops = true;
@@ -297,6 +330,16 @@ void fiber_entry() {
   if (c.arrived > 0)
     fail("tcsim: divergent warp at a .sync.aligned instruction\n  " + who(f) + " exited while other lanes of its warp wait in " +
          c.op + " at " + loc(c.at));
+  if (s.timed) {
+    s.end = std::max(s.end, f.t);
+    if (f.traced) {
+      trace_store_flush(f);
+      while (!f.open_phases.empty()) {  // a phase the kernel never closed ends with the thread
+        trace_span(cta, f.warp, f.open_phases.back().first, tcg::trace::kCatPhase, f.open_phases.back().second, f.t);
+        f.open_phases.pop_back();
+      }
+    }
+  }
   for (const auto& b : f.pending_ld)
     if (!b->done)
       fail("tcsim: tcgen05.ld never waited for\n  " + who(f) + " exited with the tcgen05.ld issued at " + loc(b->at) +
@@ -309,6 +352,18 @@ void fiber_entry() {
 }
 }  // namespace
 
+// Fiber stacks. Each of the first kGuardedStacks gets its own mapping with a guard page below it,
+// so an overflow faults. Beyond that (the timing model keeps a whole GPU's CTAs resident, over
+// 100,000 threads) separate mappings would exceed the kernel's limit on mappings per process
+// (vm.max_map_count, 65530 by default), so further stacks come from slabs of kSlabStacks without
+// guard pages; a canary at the bottom of each is checked whenever its fiber yields (stack_ok()).
+namespace {
+constexpr size_t kGuardedStacks = 8192, kSlabStacks = 256;
+constexpr uint64_t kCanary = 0x7C5D1A0C0FFEE123ull;
+size_t g_stacks_made = 0;
+std::vector<std::pair<const char*, const char*>> g_slabs;  // [begin, end) of each slab
+}  // namespace
+
 void* get_stack() {
   if (!g_stack_pool.empty()) {
     void* p = g_stack_pool.back();
@@ -316,10 +371,36 @@ void* get_stack() {
     return p;
   }
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  void* p = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw SimError("tcsim: cannot allocate fiber stacks");
-  mprotect(p, page, PROT_NONE);  // guard page: a stack overflow faults instead of corrupting memory
-  return p;
+  if (g_stacks_made < kGuardedStacks) {
+    void* p = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw SimError("tcsim: cannot allocate fiber stacks");
+    mprotect(p, page, PROT_NONE);  // guard page: a stack overflow faults instead of corrupting memory
+    g_stacks_made++;
+    return p;
+  }
+  // A slab: stacks of the same layout (a page below the usable part, here holding the canary).
+  const size_t one = kStackBytes + page;
+  void* slab = mmap(nullptr, one * kSlabStacks, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (slab == MAP_FAILED) throw SimError("tcsim: cannot allocate fiber stacks");
+  for (size_t i = 0; i < kSlabStacks; ++i) {
+    char* p = static_cast<char*>(slab) + i * one;
+    *reinterpret_cast<uint64_t*>(p + page - sizeof(uint64_t)) = kCanary;
+    if (i > 0) g_stack_pool.push_back(p);
+  }
+  g_stacks_made += kSlabStacks;
+  g_slabs.emplace_back(static_cast<const char*>(slab), static_cast<const char*>(slab) + one * kSlabStacks);
+  return slab;
+}
+
+// Whether `stack` came from a slab, and if so whether its canary is intact.
+bool stack_canary_ok(const void* stack) {
+  const char* p = static_cast<const char*>(stack);
+  for (const auto& [lo, hi] : g_slabs)
+    if (p >= lo && p < hi) {
+      const size_t page = size_t(sysconf(_SC_PAGESIZE));
+      return *reinterpret_cast<const uint64_t*>(p + page - sizeof(uint64_t)) == kCanary;
+    }
+  return true;  // a guarded stack: an overflow would have faulted
 }
 
 void release_stack(void* stack) { g_stack_pool.push_back(stack); }
@@ -335,6 +416,8 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
   f->warp = int(t / 32);
   f->lane = int(t % 32);
   f->cta = cta;
+  f->t = s.admit_time;  // timing model: the CTA starts when the block scheduler places it
+  f->traced = s.timed && g_options.trace && f->lane == 0 && trace_cta(*cta);
   f->stack = get_stack();
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
   getcontext(&f->ctx);
@@ -377,7 +460,84 @@ std::string deadlock_report(Scheduler& s) {
   return o.str();
 }
 
+namespace {
+// The timing model's run loop: always the earliest event (thread, asynchronous operation,
+// tcgen05 queue head); equal times in issue order. Deterministic: no seed is involved.
+void run_grid_timed(Scheduler& s) {
+  auto pop = [&s]() {
+    std::pop_heap(s.heap.begin(), s.heap.end(), std::greater<>());
+    const Scheduler::Event e = s.heap.back();
+    s.heap.pop_back();
+    return e;
+  };
+  auto valid = [&s](const Scheduler::Event& e) {
+    if (e.kind == 0) return e.f->run_idx >= 0 && e.f->heap_stamp == e.stamp && e.f->state == FState::kRunnable;
+    if (e.kind == 2) return !e.f->tc_ops.empty() && e.f->tc_ops.front().seq == e.stamp;
+    for (const AsyncOp& op : s.async_ops)
+      if (op.seq == e.stamp) return true;
+    return false;
+  };
+  constexpr double kLookaheadNs = 10.0;  // a thread runs ahead of the next event by at most this
+  for (;;) {
+    if (s.failed) throw SimError(s.error);
+    if (s.retire_pending) retire_clusters(s);
+    s.admit_time = s.now + model_cta_launch_ns();
+    admit_clusters(s);
+    while (!s.heap.empty() && !valid(s.heap.front())) pop();
+    if (s.heap.empty()) {
+      if (s.runnable.empty() && s.async_ops.empty() && s.tc_busy.empty()) {
+        if (s.clusters.empty() && s.next_cluster == s.num_clusters) return;
+        throw SimError(deadlock_report(s));
+      }
+      throw SimError("tcsim: internal error: runnable work without a timing-model event");
+    }
+    const Scheduler::Event e = pop();
+    s.now = std::max(s.now, e.t);
+    s.end = std::max(s.end, s.now);
+    g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+    if (e.kind == 1 || e.kind == 2) {
+      AsyncOp op;
+      if (e.kind == 2) {
+        Fiber& f = *e.f;
+        op = std::move(f.tc_ops.front());
+        f.tc_ops.pop_front();
+        if (f.tc_ops.empty()) {
+          f.has_tc_ops = false;
+          auto it = std::find(s.tc_busy.begin(), s.tc_busy.end(), &f);
+          *it = s.tc_busy.back();
+          s.tc_busy.pop_back();
+        }
+      } else {
+        auto it = std::find_if(s.async_ops.begin(), s.async_ops.end(), [&e](const AsyncOp& o) { return o.seq == e.stamp; });
+        op = std::move(*it);
+        s.async_ops.erase(it);
+      }
+      op.run();
+      if (s.failed) throw SimError(s.error);
+      continue;
+    }
+    Fiber* f = e.f;
+    while (!s.heap.empty() && !valid(s.heap.front())) pop();
+    s.horizon = (s.heap.empty() ? f->t : std::max(f->t, s.heap.front().t)) + kLookaheadNs;
+    s.cur = f;
+    g_stats.fiber_switches++;
+    if (_setjmp(s.main_jb) == 0) {
+      if (!f->started) {
+        f->started = true;
+        setcontext(&f->ctx);
+      }
+      _longjmp(f->jb, 1);
+    }
+    s.cur = nullptr;
+    if (f->state != FState::kDone && !stack_canary_ok(f->stack))
+      throw SimError("tcsim: fiber stack overflow in " + who(*f) + " near " + loc(f->at) +
+                     " (more than " + std::to_string(kStackBytes / 1024) + " KiB of stack)");
+  }
+}
+}  // namespace
+
 void run_grid(Scheduler& s) {
+  if (s.timed) return run_grid_timed(s);
   for (;;) {
     if (s.failed) throw SimError(s.error);
     if (s.retire_pending) retire_clusters(s);

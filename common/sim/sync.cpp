@@ -138,6 +138,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   const uint64_t gen = b.generation;
   CtaBarrier* bp = &b;
   Cta* cp = &cta;
+  f.wait_label = what;
   block_until(
       b.waiters, [bp, gen] { return bp->generation != gen; },
       [bp, id, nthreads, cp] {
@@ -224,6 +225,7 @@ void cluster_wait(SrcLoc at) {
               "wait for this thread's phase (PTX ISA §9.7.13.3)");
   const uint64_t phase = f.cluster_arrivals;  // wait until this many phases have completed
   Cluster* cp = &cl;
+  f.wait_label = "barrier.cluster.wait";
   block_until(cl.waiters, [cp, phase] { return cp->phases >= phase; },
               [cp] {
                 return "barrier.cluster.wait: " + std::to_string(cp->arrived) + " of " +

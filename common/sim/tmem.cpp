@@ -248,6 +248,7 @@ void tmem_alloc(uint32_t dst, uint32_t ncols, int cta_group, SrcLoc at) {
     pair_step(cta, "tcgen05.alloc", warp, a0,
               [a0, warp, at](Cta& even, Cta& odd) { do_alloc({&even, &odd}, a0, warp, at); });
   }, /*full_warp=*/true);
+  if (timed()) model_spend(f, model_tmem_alloc_ns());
 }
 
 void tmem_dealloc(uint32_t taddr, uint32_t ncols, int cta_group, SrcLoc at) {
@@ -290,6 +291,10 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
   Fiber& f = me();
   Cta& cta = *f.cta;
   const char* name = shape == LdShape::k32x32b ? "tcgen05.ld.32x32b" : "tcgen05.ld.16x256b";
+  if (f.traced && f.ld_start < 0) {
+    trace_store_flush(f);
+    f.ld_start = f.t;
+  }
   struct Args {
     uint32_t taddr;
     uint32_t* regs;
@@ -342,7 +347,9 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     }
     // The read happens asynchronously: when the scheduler picks this operation, or at the latest
     // at tcgen05.wait::ld. A kernel that loads before the MMAs finished reads stale TMEM.
-    push_async(AsyncOp{[batch] { if (!batch->deferred) run_ld(*batch); }, 0u, "a tcgen05.ld", a0->fiber, a0->fiber->at});
+    AsyncOp op{[batch] { if (!batch->deferred) run_ld(*batch); }, 0u, "a tcgen05.ld", a0->fiber, a0->fiber->at};
+    if (timed()) op.t = batch->t_done = model_tmem_ld(cta, warp, uint32_t(batch->regs.size()) * 4);
+    push_async(std::move(op));
   }, /*full_warp=*/true);
 }
 
@@ -351,6 +358,15 @@ void tmem_wait_ld(SrcLoc at) {
   Fiber& f = me();
   tcgen05_op("tcgen05.wait::ld");
   collective("tcgen05.wait::ld", nullptr, [](Collective&) {}, /*full_warp=*/true);
+  if (timed()) {
+    double done = f.t;
+    for (const auto& b : f.pending_ld) done = std::max(done, b->t_done);
+    if (f.traced && f.ld_start >= 0) {
+      trace_span(*f.cta, f.warp, "tcgen05.ld", tcg::trace::kCatLd, f.ld_start, done);
+      f.ld_start = -1;
+    }
+    if (done > f.t) model_spend(f, done - f.t);
+  }
   for (const auto& b : f.pending_ld) run_ld(*b);
   f.pending_ld.clear();
 }

@@ -41,6 +41,7 @@ void ldmatrix(int num, uint32_t addr, uint32_t* regs, SrcLoc at) {
 
 void mma_sync_m16n8k16_bf16(float* d, const uint32_t* a, const uint32_t* b, const float* c, SrcLoc at) {
   tick(at);
+  if (timed()) model_spend(me(), model_warp_mma(*me().cta));
   struct Args {
     float* d;
     const uint32_t *a, *b;

@@ -126,11 +126,17 @@ gpu-check: $(BUILD)/tests/tma_check
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)
 # predict: no GPU needed: the emulator's B200 timing model for steps 01-07, rewrites
 #          results/model_b200.csv, then docs/performance.md (plots/predict.sh)
+# plots:   the charts from the committed CSVs (+ model traces when the binaries can make them):
+#          docs/img/progression*.png, docs/img/timeline_stepNN.png; PLOTS_OUT=DIR writes elsewhere
+PLOTS_OUT ?= docs/img
 bench:
 	@bash plots/bench.sh $(BENCH_ARGS)
 
 predict: all
 	@bash plots/predict.sh $(PREDICT_ARGS)
+
+plots: all
+	@bash plots/make_plots.sh --out $(PLOTS_OUT) $(PLOTS_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(STEPS)

@@ -8,6 +8,8 @@
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
 #      under three scheduler seeds
 #   4. the "Break it" experiments: each deliberate bug must be caught by the emulator
+#   5. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
+#      `make plots` into a temporary directory, timeline.py on a hand-written trace)
 # Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
 # failure.
 set -u
@@ -24,5 +26,6 @@ suite "build separation" bash tests/check_symbols.sh
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "break it" bash tests/break_it.sh
+suite "plots" bash plots/check_plots.sh
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# check_plots.sh — the "plots" suite of tests/run_all.sh (CI, no GPU): the chart and page scripts
+# run on the committed CSV files and write into a temporary directory (docs/ stays untouched).
+#   1. make plots PLOTS_OUT=<tmp>: progression.png and progression_nvfp4.png exist and are not
+#      empty, and so is every timeline_stepNN.png it drew (none while the binaries record no
+#      traces);
+#   2. plots/timeline.py on a small hand-written trace (two CTAs, warps, engines, nested spans);
+#      an unreadable trace is refused with exit 2;
+#   3. plots/performance_doc.py writes a page that says it is generated and that the model's
+#      figures are predictions;
+#   4. plots/bench.sh --dry-run lists the standard runs; without a GPU it refuses with exit 2.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+bad=0
+fail() { echo "check_plots: FAIL: $*"; bad=1; }
+nonempty_png() {  # a PNG file with something in it
+  [ -s "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '211PNG' ]
+}
+
+# 1
+if make --no-print-directory -s plots PLOTS_OUT="$tmp/img"; then
+  for f in progression.png progression_nvfp4.png; do
+    nonempty_png "$tmp/img/$f" || fail "make plots did not write $f"
+  done
+  for f in "$tmp"/img/timeline_step*.png; do
+    [ -e "$f" ] || continue
+    nonempty_png "$f" || fail "${f##*/} is empty"
+  done
+  echo "check_plots: make plots wrote: $(cd "$tmp/img" && ls | tr '\n' ' ')"
+else
+  fail "make plots exited non-zero"
+fi
+
+# 2
+python3 - "$tmp/trace.json" <<'EOF'
+import json, sys
+ev = []
+for pid in (0, 1):
+    ev.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": "CTA %d" % pid}})
+    for tid, name in ((0, "warp 0 (TMA)"), (1, "warp 1 (MMA)"), (100, "TMA in flight #0"),
+                      (101, "tensor core")):
+        ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                   "args": {"name": name}})
+    def X(tid, name, cat, ts, dur):
+        ev.append({"ph": "X", "pid": pid, "tid": tid, "name": name, "cat": cat, "ts": ts,
+                   "dur": dur})
+    X(0, "setup", "phase", 0.0, 0.2)
+    X(0, "mainloop", "phase", 0.2, 2.0)
+    X(1, "mainloop", "phase", 0.2, 2.2)
+    for i in range(4):
+        t = 0.2 + 0.5 * i
+        X(0, "issue TMA", "issue", t, 0.05)
+        X(100, "TMA 32 KiB", "tma", t + 0.05, 0.3)
+        X(1, "wait full", "wait", t, 0.35)
+        X(1, "issue MMA", "issue", t + 0.35, 0.02)
+        X(101, "MMA", "mma", t + 0.37, 0.1)
+json.dump({"traceEvents": ev, "displayTimeUnit": "ns", "otherData": {"step": "sample"}},
+          open(sys.argv[1], "w"))
+EOF
+python3 plots/timeline.py "$tmp/trace.json" --out "$tmp/timeline.png" >/dev/null &&
+  nonempty_png "$tmp/timeline.png" || fail "timeline.py on a hand-written trace"
+echo '{"traceEvents": 3}' >"$tmp/bad.json"
+python3 plots/timeline.py "$tmp/bad.json" --out "$tmp/bad.png" 2>/dev/null
+[ $? = 2 ] || fail "timeline.py accepted a trace without events"
+
+# 3
+if python3 plots/performance_doc.py --out "$tmp/performance.md" --rev test --date test >/dev/null; then
+  grep -q "do not edit" "$tmp/performance.md" && grep -q "No B200 was available" "$tmp/performance.md" &&
+    grep -q "prediction" "$tmp/performance.md" || fail "performance.md lacks its generated/prediction notes"
+else
+  fail "performance_doc.py exited non-zero"
+fi
+
+# 4
+n=$(bash plots/bench.sh --dry-run --bin-dir . | grep -c -- '--gpu')
+[ "$n" -ge 3 ] || fail "bench.sh --dry-run listed $n runs"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  bash plots/bench.sh >/dev/null 2>&1
+  [ $? = 2 ] || fail "bench.sh without a GPU did not exit 2"
+fi
+
+[ "$bad" = 0 ] && echo "check_plots: ok"
+exit $bad

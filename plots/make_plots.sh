@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# make_plots.sh — `make plots`: the charts, from the committed CSV files and the model's traces.
+#
+#   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
+#                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
+#   progression_nvfp4.png   step 07 at the competition shapes: model, speed of light, cuBLASLt
+#   timeline_stepNN.png     steps 01-06: `./stepNN --predict --trace FILE` (the B200 timing model's
+#                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
+#                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
+#                           on one page); step 06 at 4096 x 4096 x 512, so that each CTA pair
+#                           computes several tiles and the double-buffered accumulator shows.
+#                           Binaries without --predict/--trace: timelines skipped with a note.
+#
+# Usage: plots/make_plots.sh [options]      (make plots builds the steps first)
+#   --out DIR        where the PNGs go [docs/img]
+#   --results DIR    the CSV files [results]
+#   --bin-dir DIR    the stepNN binaries [repository root]
+#   --keep-traces DIR  also keep the trace JSON files there
+#   --no-timelines   only the two charts
+# Exit codes: 0 done, 1 a script or a traced run failed, 2 usage error.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+me=plots/make_plots.sh
+
+out=docs/img results=results bdir=. keep="" timelines=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --out) out=${2:?}; shift ;;
+    --out=*) out=${1#*=} ;;
+    --results) results=${2:?}; shift ;;
+    --results=*) results=${1#*=} ;;
+    --bin-dir) bdir=${2:?}; shift ;;
+    --bin-dir=*) bdir=${1#*=} ;;
+    --keep-traces) keep=${2:?}; shift ;;
+    --keep-traces=*) keep=${1#*=} ;;
+    --no-timelines) timelines=0 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "$me: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+python3 -c "import matplotlib" 2>/dev/null || {
+  echo "$me: python3 with matplotlib is needed (pip install matplotlib)" >&2; exit 2; }
+mkdir -p "$out" || exit 2
+
+fail=0
+python3 plots/progression.py --results "$results" --out "$out/progression.png" || fail=1
+python3 plots/nvfp4_chart.py --results "$results" --out "$out/progression_nvfp4.png" || fail=1
+
+trace_shape() {  # the shape of step $1's timeline (see the top of this file)
+  case $1 in
+    06) echo "4096 4096 512" ;;
+    *) echo "1024 1024 1024" ;;
+  esac
+}
+
+if [ "$timelines" = 1 ]; then
+  tmp=$(mktemp -d) || exit 2
+  trap 'rm -rf "$tmp"' EXIT
+  for s in 01 02 03 04 05 06; do
+    bin=$bdir/step$s
+    [ -x "$bin" ] || { echo "$me: $bin not built; timelines skipped (make all)" >&2; break; }
+    set -- $(trace_shape "$s")
+    json=$tmp/step$s.json
+    "$bin" --predict --trace "$json" --trace-ctas 0,1 --m "$1" --n "$2" --k "$3" \
+      >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" = 2 ] && grep -q -e --predict -e --trace "$tmp/err"; then  # flag unknown
+      echo "$me: note: step$s has no --predict/--trace yet ($(head -1 "$tmp/err")); timelines skipped" >&2
+      break
+    fi
+    if [ "$rc" = 0 ] && [ ! -s "$json" ]; then
+      echo "$me: note: step$s --predict --trace wrote no trace (this build's timing model records none yet); timelines skipped" >&2
+      break
+    fi
+    if [ "$rc" != 0 ]; then
+      cat "$tmp/out" "$tmp/err" >&2
+      echo "$me: step$s --predict --trace failed (exit $rc)" >&2
+      fail=1; continue
+    fi
+    [ -z "$keep" ] || { mkdir -p "$keep" && cp "$json" "$keep/"; }
+    python3 plots/timeline.py "$json" --out "$out/timeline_step$s.png" --ctas 2 \
+      --title "step $s, B200 timing model (a prediction, not a measurement): M=$1 N=$2 K=$3, CTAs 0 and 1" \
+      || fail=1
+  done
+fi
+exit $fail

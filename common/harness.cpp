@@ -112,6 +112,12 @@ void set_emulator_options(const Options& o) {
   so.seed = o.sim_seed;
   so.num_sms = o.sim_sms;
   so.ctas_per_sm = o.sim_ctas_per_sm;
+  // The B200 timing model (docs/timing_model.md): for --predict (timing only: no arithmetic)
+  // and for --trace (with arithmetic, so the run is still verified).
+  so.timing = o.predict || !o.trace_path.empty();
+  so.skip_math = o.predict;
+  so.trace = !o.trace_path.empty();
+  so.trace_ctas = o.trace_ctas;
   tcsim::set_options(so);
 }
 
@@ -167,13 +173,44 @@ VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
   return vr;
 }
 
-int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
-  print_problem(spec, o, "tcgen05 emulator on the CPU");
+// The trace of the launch just emulated, written to o.trace_path; false (after a message) if
+// the file cannot be written.
+bool write_emulator_trace(const StepSpec& spec, const Options& o) {
+  tcg::trace::Trace t = tcsim::last_trace();
+  t.meta["step"] = program_name(spec);
+  t.meta["shape"] = strf("M=%lld N=%lld K=%lld", static_cast<long long>(o.m), static_cast<long long>(o.n),
+                         static_cast<long long>(o.k));
+  t.meta["git_rev"] = TCG_GIT_REV;
+  t.meta["date"] = utc_iso8601(std::time(nullptr));
+  const std::string err = tcg::trace::write_chrome_json(t, o.trace_path);
+  if (!err.empty()) {
+    std::fprintf(stderr, "%s: %s\n", program_name(spec).c_str(), err.c_str());
+    return false;
+  }
+  std::printf("trace:    wrote %s (%zu spans of CTAs", o.trace_path.c_str(), t.spans.size());
+  for (const auto& [cta, name] : t.cta_names) std::printf(" %u", cta);
+  std::printf("; B200 timing model clock)\n");
+  return true;
+}
+
+int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) {
+  Options o = opts;
+  if (o.predict) o.check = false;  // timing only: the output is never computed
+  print_problem(spec, o, o.predict ? "tcgen05 emulator on the CPU, B200 timing model (timing only)"
+                                   : "tcgen05 emulator on the CPU");
   set_emulator_options(o);
   const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(o, launch)
                                                              : emulate_bf16(o, launch);
   const tcsim::Stats st = tcsim::last_stats();
-  print_verify(o.check ? &vr : nullptr);
+  if (o.predict)
+    std::printf("check:    none: timing only, the arithmetic was skipped and C was not computed\n");
+  else
+    print_verify(o.check ? &vr : nullptr);
+  const double flops = 2.0 * double(o.m) * double(o.n) * double(o.k);
+  const bool timed = o.predict || !o.trace_path.empty();
+  const double tflops = st.model_ns > 0 ? flops / st.model_ns / 1e3 : 0.0;
+  bool trace_ok = true;
+  if (!o.trace_path.empty()) trace_ok = write_emulator_trace(spec, o);
 
   const double rest = std::max(0.0, st.wall_seconds - st.mma_seconds - st.copy_seconds);
   std::printf(
@@ -189,10 +226,24 @@ int run_in_emulator(const StepSpec& spec, const Options& o, LaunchFn launch) {
       "(emulator time, not a GPU estimate)\n",
       st.wall_seconds, st.mma_seconds, st.copy_seconds, rest);
 
+  if (timed)
+    std::printf("predicted B200: %.1f TFLOPS (%.2f us; tcsim timing model, %d SMs, docs/timing_model.md)\n",
+                tflops, st.model_ns / 1e3, tcsim::options().num_sms);
+
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = "tcgen05-emulator";
   row.iterations = "1";
-  return finish(spec, o, o.check ? &vr : nullptr, row);
+  if (o.predict) {
+    // A prediction, not a measurement: the GPU column says so, the time is the model's.
+    row.gpu = "B200 (tcsim timing model)";
+    row.sm_count = std::to_string(tcsim::options().num_sms);
+    row.driver = "model";
+    row.median_ms = strf("%.6f", st.model_ns / 1e6);
+    row.tflops = strf("%.2f", tflops);
+    row.verified = "timing-only";
+  }
+  const int rc = finish(spec, o, o.check ? &vr : nullptr, row);
+  return rc == 0 && !trace_ok ? 2 : rc;
 }
 
 }  // namespace

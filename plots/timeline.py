@@ -119,7 +119,7 @@ def track_label(pid, tid, track_names, cta_names, several):
     name = track_names.get((pid, tid)) or (
         "warp %d" % tid if tid < ASYNC_BASE else "async %d" % (tid - ASYNC_BASE))
     if several:
-        name = "%s: %s" % (cta_names.get(pid, "CTA %d" % pid), name)
+        name = "CTA %d: %s" % (pid, name)  # the long CTA names (block index, SM) would crowd the axis
     return name
 
 

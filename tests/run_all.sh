@@ -4,11 +4,16 @@
 #   1. no register spills in any kernel (ptxas report), the SASS of every kernel has no local
 #      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
 #      GPU and emulator builds of a kernel share no linker symbols
-#   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, harness)
+#   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, the timing model's
+#      durations against hand-computed values, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
 #      under three scheduler seeds
-#   4. the "Break it" experiments: each deliberate bug must be caught by the emulator
-#   5. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
+#   4. the B200 timing model and traces through the binaries (tests/run_predict.sh): `--predict`
+#      for steps 01-07 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
+#      `--trace` file passes tests/check_trace.py, an unwritable --trace path exits 2 with a
+#      one-line error
+#   5. the "Break it" experiments: each deliberate bug must be caught by the emulator
+#   6. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
 #      `make plots` into a temporary directory, timeline.py on a hand-written trace)
 # Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
 # failure.
@@ -25,6 +30,7 @@ suite "SASS contents" bash tests/check_sass.sh
 suite "build separation" bash tests/check_symbols.sh
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
+suite "timing model and traces" bash tests/run_predict.sh
 suite "break it" bash tests/break_it.sh
 suite "plots" bash plots/check_plots.sh
 echo "tests: $passed passed, $failed failed"

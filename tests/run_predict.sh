@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# run_predict.sh — the B200 timing model and the emulator's traces as a user meets them, through
+# the step binaries (built by `make all`; no GPU needed):
+#   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-07 (step 07 is NVFP4: K must be a
+#     multiple of 64, which 512 is) exits 0 within the time limit and prints exactly one line
+#     "predicted B200: X TFLOPS ..." with X > 0;
+#   * `./step04 --sim --m 384 --n 320 --k 448 --trace FILE` (partial tiles in M and N, a K tail)
+#     exits 0, says it wrote the file, and tests/check_trace.py accepts it;
+#   * a --trace path that cannot be written (/nonexistent/dir/t.json) gives exit code 2 and a
+#     one-line error on stderr naming the file (the emulator's "running in the tcgen05 emulator"
+#     notice aside), and no "trace: wrote" line.
+# Prints one line per check and a closing "N passed, N failed" line; exits 1 on any failure.
+set -u
+cd "$(dirname "$0")/.."
+LIMIT=${PREDICT_TIME_LIMIT:-30}   # seconds per run (each takes well under 1 s on 2 cores)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); printf 'ok    %s\n' "$1"; }
+bad() {  # bad WHAT [OUTPUT]
+  failed=$((failed + 1))
+  printf 'FAIL  %s\n' "$1"
+  [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/      /'
+  return 0
+}
+
+# ---------------------------------------------------------------- --predict, steps 01-07
+for n in 01 02 03 04 05 06 07; do
+  step=step$n
+  args=(--predict --m 256 --n 256 --k 512)
+  what="$step ${args[*]}"
+  if [ ! -x "./$step" ]; then bad "$what: ./$step missing (make all)"; continue; fi
+  out=$(timeout "$LIMIT" "./$step" "${args[@]}" 2>&1)
+  rc=$?
+  if [ "$rc" = 124 ]; then bad "$what: still running after ${LIMIT} s" "$out"; continue; fi
+  if [ "$rc" != 0 ]; then bad "$what: exit code $rc, expected 0" "$out"; continue; fi
+  lines=$(grep -E '^predicted B200: [0-9.]+ TFLOPS' <<<"$out")
+  count=$(grep -cE '^predicted B200' <<<"$out")
+  if [ "$count" != 1 ] || [ -z "$lines" ]; then
+    bad "$what: expected exactly one 'predicted B200: X TFLOPS' line, found $count" "$out"
+    continue
+  fi
+  tflops=$(sed -E 's/^predicted B200: ([0-9.]+) TFLOPS.*/\1/' <<<"$lines")
+  if ! awk -v x="$tflops" 'BEGIN { exit !(x + 0 > 0) }'; then
+    bad "$what: predicted $tflops TFLOPS, expected a positive number" "$out"
+    continue
+  fi
+  ok "$what: $tflops TFLOPS"
+done
+
+# ---------------------------------------------------------------- --trace in the emulator
+trace="$tmp/t.json"
+args=(--sim --m 384 --n 320 --k 448 --trace "$trace")
+what="step04 ${args[*]}"
+if [ ! -x ./step04 ]; then
+  bad "$what: ./step04 missing (make all)"
+else
+  out=$(timeout "$LIMIT" ./step04 "${args[@]}" 2>&1)
+  rc=$?
+  if [ "$rc" != 0 ]; then
+    bad "$what: exit code $rc, expected 0" "$out"
+  elif ! grep -q "^trace: *wrote $trace" <<<"$out" || [ ! -s "$trace" ]; then
+    bad "$what: no 'trace: wrote $trace' line or no file" "$out"
+  elif ! check=$(timeout "$LIMIT" python3 tests/check_trace.py "$trace" 2>&1); then
+    bad "$what: tests/check_trace.py rejects the trace" "$check"
+  else
+    ok "$what; check_trace.py: ${check#ok    }"
+  fi
+
+  # A path that cannot be written: exit code 2, one line of error.
+  badpath=/nonexistent/dir/t.json
+  args=(--sim --m 384 --n 320 --k 448 --trace "$badpath")
+  what="step04 ${args[*]}"
+  timeout "$LIMIT" ./step04 "${args[@]}" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  errors=$(grep -v 'running in the tcgen05 emulator' "$tmp/err" | grep -v '^$')
+  nerr=$(grep -c . <<<"$errors")
+  if [ "$rc" != 2 ]; then
+    bad "$what: exit code $rc, expected 2" "$(cat "$tmp/out" "$tmp/err")"
+  elif [ "$nerr" != 1 ] || ! grep -q -- "$badpath" <<<"$errors"; then
+    bad "$what: expected one line of error naming $badpath on stderr, got $nerr" "$(cat "$tmp/err")"
+  elif grep -q '^trace: *wrote' "$tmp/out"; then
+    bad "$what: claims to have written the trace" "$(cat "$tmp/out")"
+  else
+    ok "$what: exit code 2, \"$errors\""
+  fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -121,6 +121,27 @@ void set_emulator_options(const Options& o) {
   tcsim::set_options(so);
 }
 
+// The emulator's "device memory": a host buffer with cudaMalloc's alignment (256 bytes; CUDA C++
+// Programming Guide, "Device Memory Accesses"). std::vector's storage is only 16-byte aligned, and
+// the timing model charges global memory by 32-byte sectors, so an operand 16 bytes off a sector
+// would cost every 128-byte TMA box row a fifth sector that no GPU run pays.
+template <class T>
+class EmuBuffer {
+ public:
+  explicit EmuBuffer(size_t count) : bytes_((count * sizeof(T) + 255) / 256 * 256) {
+    p_ = static_cast<T*>(::operator new(bytes_ ? bytes_ : 256, std::align_val_t{256}));
+  }
+  EmuBuffer(const T* src, size_t count) : EmuBuffer(count) { std::copy(src, src + count, p_); }
+  ~EmuBuffer() { ::operator delete(p_, std::align_val_t{256}); }
+  EmuBuffer(const EmuBuffer&) = delete;
+  EmuBuffer& operator=(const EmuBuffer&) = delete;
+  T* data() const { return p_; }
+
+ private:
+  size_t bytes_;
+  T* p_;
+};
+
 GemmArgs shape_args(const Options& o) {
   GemmArgs args;
   args.m = static_cast<int>(o.m);
@@ -135,11 +156,14 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
   const HostInputs in = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
   // "Device" memory is host memory here; C starts as NaN, as on the GPU.
   std::vector<__nv_bfloat16> out(static_cast<size_t>(o.m * o.n), bf16_from_bits(0xFFFFu));
+  const EmuBuffer<__nv_bfloat16> dev_a(in.a.data(), in.a.size()), dev_b(in.b.data(), in.b.size());
+  EmuBuffer<__nv_bfloat16> dev_c(out.data(), out.size());
   GemmArgs args = shape_args(o);
-  args.a = in.a.data();
-  args.b = in.b.data();
-  args.c = out.data();
+  args.a = dev_a.data();
+  args.b = dev_b.data();
+  args.c = dev_c.data();
   launch(args);  // a tcsim::SimError propagates to run_step, which reports it (exit 1)
+  std::copy(dev_c.data(), dev_c.data() + out.size(), out.begin());
 
   VerifyResult vr;
   if (o.check) {
@@ -157,10 +181,20 @@ VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
   const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
   // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
   std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
+  const EmuBuffer<uint8_t> dev_a(in.a.data.data(), in.a.data.size()), dev_b(in.b.data.data(), in.b.data.size());
+  const EmuBuffer<uint8_t> dev_sfa(in.a.sf.data(), in.a.sf.size()), dev_sfb(in.b.sf.data(), in.b.sf.size());
+  EmuBuffer<__half> dev_c(out.data(), out.size());
   GemmArgs args = shape_args(o);
   args.fp4 = in.operands();
-  args.fp4.c = out.data();
+  args.fp4.a = dev_a.data();
+  args.fp4.b = dev_b.data();
+  args.fp4.sfa = dev_sfa.data();
+  args.fp4.sfb = dev_sfb.data();
+  args.fp4.c = dev_c.data();
   launch(args);
+  std::copy(dev_c.data(), dev_c.data() + out.size(), out.begin());
+  args.fp4 = in.operands();  // the reference reads the host copies
+  args.fp4.c = out.data();
 
   VerifyResult vr;
   if (o.check) {

@@ -1,7 +1,8 @@
 // harness_gpu.cpp — running a step on a real GPU: finding a capable device, the checked launch
 // (with a time limit, as a wrong mbarrier protocol hangs instead of failing), cuBLAS as the
 // reference, and the timing loop (L2 flushed before every launch, median of at least 100 ms of
-// launches) for the step's kernel and for cuBLAS. The RAII wrappers and the pieces the NVFP4 driver
+// launches) for the step's kernel and for cuBLAS, then the traced launch of --trace
+// (harness_trace.cpp). The RAII wrappers and the pieces the NVFP4 driver
 // (harness_gpu_nvfp4.cpp, cuBLASLt) shares are declared in harness_gpu.h.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -349,6 +350,10 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
               ours.median_ms, ours.launches, ours_tflops);
   std::printf("cuBLAS:   %.4f ms = %.1f TFLOPS; this step reaches %.1f%% of cuBLAS\n",
               theirs.median_ms, theirs_tflops, 100.0 * ours_tflops / theirs_tflops);
+  // --trace: one more launch, of the traced kernel; every launch above ran the untraced one.
+  const int trace_rc = o.trace_path.empty()
+                           ? 0
+                           : trace_on_gpu(spec, o, launch, args, stream.get(), flush, gpu, ours.median_ms);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = gpu.name;
@@ -360,7 +365,8 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   row.tflops = strf("%.2f", ours_tflops);
   row.cublas_tflops = strf("%.2f", theirs_tflops);
   row.ratio = strf("%.4f", ours_tflops / theirs_tflops);
-  return finish(spec, o, o.check ? &vr : nullptr, row);
+  const int rc = finish(spec, o, o.check ? &vr : nullptr, row);
+  return rc != 0 ? rc : trace_rc;
 }
 
 }  // namespace tcg::harness

@@ -111,6 +111,15 @@ double tflops(const Options& o, double ms);  // 2*M*N*K / time
 // "13.1.0": the cuBLAS library's version (cuBLASLt ships with it and has the same one).
 std::string cublas_version();
 
+// --trace FILE (harness_trace.cpp, docs/tracing.md): one more launch of the step, with
+// GemmArgs::trace enabled so that it runs the traced kernel instantiation, after a flush of L2 as
+// before each timed launch; its records become FILE. `args` is the launch the run verified.
+// Returns 0, or after a one-line message 2 (bad use: no traced CTA is in the grid, FILE cannot
+// be written) or 1 (the kernel's annotations do not pair up; the spans that do are written).
+int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
+                 cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
+                 double untraced_median_ms);
+
 // The NVFP4 driver (harness_gpu_nvfp4.cpp); run_on_gpu hands NVFP4 steps to it.
 int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
 

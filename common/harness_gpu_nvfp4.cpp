@@ -1,6 +1,6 @@
 // harness_gpu_nvfp4.cpp — running an NVFP4 step (Operands::kNVFP4) on a real GPU: the operands in
 // device memory, the checked launch, cuBLASLt's block-scaled FP4 matmul as the reference and as
-// the speed to compare with, verification of the FP16 output, report and CSV row.
+// the speed to compare with, verification of the FP16 output, report, CSV row and --trace.
 //
 // UNTESTED: written from the cuBLASLt documentation and headers without a GPU of compute
 // capability 10.x to run it on. Hence two safety nets: whenever cuBLASLt declines the problem
@@ -302,7 +302,12 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
     std::printf("cuBLASLt: not timed (%s)\n",
                 lt_capable ? fp16_gemm->why().c_str() : "no FP4 matmul on this GPU");
   }
-  return finish(spec, o, o.check ? &vr : nullptr, row);
+  // --trace: one more launch, of the traced kernel; every launch above ran the untraced one.
+  const int trace_rc = o.trace_path.empty()
+                           ? 0
+                           : trace_on_gpu(spec, o, launch, args, stream.get(), flush, gpu, ours.median_ms);
+  const int rc = finish(spec, o, o.check ? &vr : nullptr, row);
+  return rc != 0 ? rc : trace_rc;
 }
 
 }  // namespace tcg::harness

@@ -7,6 +7,7 @@
 //   harness_nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
 //   harness_verify.cpp     BF16 and FP16 output: tolerances, verification and its report
 //   harness_report.cpp     CSV rows and files, version and date formatting, strf
+//   harness_trace.cpp      GPU timelines: the records of a traced launch -> trace spans
 // common/harness.cpp (run_step, the emulator run) and common/harness_gpu.cpp (the GPU run),
 // sharing common/harness_run.h, tie them together.
 //
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "common/step.h"
+#include "common/trace.h"
 
 namespace tcg::harness {
 
@@ -303,5 +305,34 @@ std::string csv_append(const std::string& path, const CsvRecord& r);
 
 std::string format_version(int v);       // CUDA-style version number: 13000 -> "13.0"; <= 0 -> ""
 std::string utc_iso8601(std::time_t t);  // "2025-11-21T09:45:00Z"
+
+// ---------------------------------------------------------------------------------------------
+// GPU timelines (harness_trace.cpp; docs/tracing.md)
+// ---------------------------------------------------------------------------------------------
+
+// Records per stream of a GPU trace of `num_ctas` CTAs: 4096, fewer when many CTAs are traced
+// (the buffer stays within 64 MiB), never below kTraceMinCapacity.
+uint32_t trace_capacity(size_t num_ctas);
+
+// What the records of one traced launch (TraceBuf `layout`, its buffer copied to the host as
+// `records`, layout.total_records() of them) turn into.
+struct GpuTrace {
+  trace::Trace trace;  // spans, CTA and track names; meta: only "dropped_records" and
+                       // "timer_step_ns" (the caller adds device, step, shape, ...)
+  std::vector<std::string> errors;  // broken annotations (an end without its begin, a begin
+                                    // never ended, ...), one line each; their spans are left out
+  uint64_t records = 0;             // records read
+  uint64_t dropped = 0;             // annotations the kernel could not store (full streams)
+  std::vector<uint32_t> silent_ctas;  // traced CTAs that recorded nothing (not in the grid)
+  // %globaltimer as seen in this launch: the smallest nonzero difference between consecutive
+  // stamps of one stream, and the greatest common divisor of all of them (0: no such pair).
+  uint64_t min_step_ns = 0, gcd_step_ns = 0;
+};
+
+// Matches each stream's begin and end records as a stack (spans nest) and turns them into
+// spans: times relative to the earliest stamp of the launch; track 2w + s for stream s of warp w
+// (named "warp 3", "warp 0 (elected)", with the warp's role appended: the first coarse phase
+// other than setup and teardown, as in the emulator's traces); CTAs named "CTA 5 (SM 12)".
+GpuTrace trace_from_records(const TraceBuf& layout, const TraceRecord* records);
 
 }  // namespace tcg::harness

@@ -160,6 +160,17 @@ void launch_kernel(void (*kernel)(Params...), const LaunchDims& d, cudaStream_t 
 }  // inline namespace TCG_ABI_NS
 }  // namespace tcg
 
+// TCG_TRACED(kernel, trace): the instantiation of a kernel template `template <bool kTrace>` that
+// a launch runs: kernel<true> (records a timeline, docs/tracing.md) when the TraceBuf `trace` is
+// enabled, kernel<false> (no trace code at all) otherwise. The emulator build always runs
+// kernel<false>: its annotations report to the emulator in either instantiation, and its
+// timelines come from its timing model.
+#if defined(TCG_SIM)
+#define TCG_TRACED(kernel, trace) kernel<false>
+#else
+#define TCG_TRACED(kernel, trace) ((trace).enabled() ? kernel<true> : kernel<false>)
+#endif
+
 // TCG_STEP_MAIN(kSpec): the GPU build emits main(), which hands both builds' launchers to the
 // harness. With -DTCG_SIM_MAIN the emulator build emits an emulator-only main() instead (used by
 // the "Break it" tests, which rebuild a modified kernel without nvcc).

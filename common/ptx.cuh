@@ -20,3 +20,4 @@
 #include "ptx/tma.cuh"
 #include "ptx/tcgen05.cuh"
 #include "ptx/warp_mma.cuh"
+#include "ptx/trace.cuh"   // %globaltimer and the timeline recorder (--trace)

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "trace_buf.h"
+
 namespace tcg {
 
 // The operands of an NVFP4 (block-scaled FP4) step, StepSpec::operands == Operands::kNVFP4:
@@ -35,6 +37,7 @@ struct GemmArgs {
   __nv_bfloat16* c = nullptr;
   Nvfp4Operands fp4;                 // Operands::kNVFP4 steps only
   cudaStream_t stream = nullptr;     // ignored by the emulator
+  TraceBuf trace;                    // enabled: launch the traced kernel (--trace; GPU only)
 };
 
 // What a step multiplies.

@@ -115,8 +115,14 @@ __device__ __forceinline__ void load_tile(uint8_t* tile, const __nv_bfloat16* sr
   }
 }
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS, 2)
-    gemm_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, int m, int n, int k) {
+    gemm_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, int m, int n, int k,
+                const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace (docs/tracing.md). gemm_kernel<true> records a %globaltimer
+  // stamp at each begin/end; in gemm_kernel<false>, which every other launch runs, they compile
+  // to nothing (if constexpr), so the timed kernel is exactly the kernel without them.
+  PhaseTrace<kTrace> trace(trace_buf);
   uint8_t* smem = dynamic_smem();
   const uint32_t a_tile = smem_addr(smem + A_TILE), b_tile = smem_addr(smem + B_TILE);
 
@@ -149,11 +155,16 @@ __global__ void __launch_bounds__(NUM_THREADS, 2)
     for (int j = 0; j < N_FRAGS; ++j)
       for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
 
+  trace.begin(Phase::kMainloop);
   for (int k0 = 0; k0 < k; k0 += BLOCK_K) {
+    trace.begin(Phase::kKTile, k0 / BLOCK_K);
+    trace.begin(Phase::kLoadTiles);
     load_tile(smem + A_TILE, a, m, k, m0, k0);
     load_tile(smem + B_TILE, b, n, k, n0, k0);
+    trace.end(Phase::kLoadTiles);
     __syncthreads();  // the tiles are complete before any warp reads them
 
+    trace.begin(Phase::kMmaSync);
     for (int ks = 0; ks < BLOCK_K / MMA_K; ++ks) {
       const uint32_t k_bytes = uint32_t(ks * MMA_K) * 2;
       uint32_t af[M_FRAGS][4], bf[N_FRAGS][2];
@@ -170,13 +181,17 @@ __global__ void __launch_bounds__(NUM_THREADS, 2)
       for (int i = 0; i < M_FRAGS; ++i)
         for (int j = 0; j < N_FRAGS; ++j) mma_m16n8k16_bf16(acc[i][j], af[i], bf[j], acc[i][j]);
     }
+    trace.end(Phase::kMmaSync);
     __syncthreads();  // every warp is done reading before the next iteration overwrites the tiles
+    trace.end(Phase::kKTile, k0 / BLOCK_K);
   }
+  trace.end(Phase::kMainloop);
 
   // Epilogue. For the MMA tile (i, j) whose top-left corner is C[row0][col0], acc[i][j][r] is
   // C[row0 + g + 8*(r/2)][col0 + 2t + r%2] (§9.7.14.5.8): each lane holds pairs of
   // horizontally adjacent elements, which become one 4-byte store when N is even (then the pair
   // is 4-byte aligned and either both or neither are inside C).
+  trace.begin(Phase::kEpilogue);
   const int g = lane / 4, t = lane % 4;
   for (int i = 0; i < M_FRAGS; ++i)
     for (int j = 0; j < N_FRAGS; ++j)
@@ -193,6 +208,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 2)
           if (col + 1 < n) out[1] = __float2bfloat16_rn(hi);
         }
       }
+  trace.end(Phase::kEpilogue);
 }
 
 constexpr StepSpec spec{0, "mma_sync", "warm-up: mma.sync.m16n8k16 + ldmatrix, shared-memory tiles",
@@ -203,7 +219,7 @@ void launch(const GemmArgs& g) {
   d.grid = dim3(unsigned(ceil_div(g.m, BLOCK_M) * ceil_div(g.n, BLOCK_N)));
   d.block = dim3(NUM_THREADS);
   d.smem_bytes = SMEM_BYTES;
-  launch_kernel(gemm_kernel, d, g.stream, g.a, g.b, g.c, g.m, g.n, g.k);
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, g.a, g.b, g.c, g.m, g.n, g.k, g.trace);
 }
 
 }  // namespace TCG_BUILD_NS

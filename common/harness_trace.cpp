@@ -1,0 +1,286 @@
+// harness_trace.cpp — `--trace FILE` on a GPU (docs/tracing.md): a device buffer for the records
+// (common/trace_buf.h), ONE extra launch of the traced kernel instantiation (kernel<true>, after
+// the verified and timed launches, which all ran kernel<false>), and the conversion of its
+// records into tcg::trace spans, checked and written as Chrome-trace JSON.
+//
+// trace_from_records is pure host code (declared in harness_internal.h, tested by
+// tests/test_trace_gpu.cpp on fake record buffers); trace_on_gpu talks to CUDA (harness_gpu.h).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <limits>
+#include <numeric>
+
+#include "common/harness_gpu.h"
+#include "common/harness_internal.h"
+
+// The Makefile passes the commit: -DTCG_GIT_REV="\"abc123\"".
+#ifndef TCG_GIT_REV
+#define TCG_GIT_REV "unknown"
+#endif
+
+namespace tcg::harness {
+
+static_assert(kMaxTraceCtas == kTraceMaxCtas, "--trace-ctas and TraceBuf must agree on the CTA limit");
+
+uint32_t trace_capacity(size_t num_ctas) {
+  constexpr size_t kBudgetBytes = size_t{64} << 20;
+  constexpr uint32_t kMaxCapacity = 4096;
+  const size_t per_record_of_every_stream =
+      std::max<size_t>(num_ctas, 1) * kTraceMaxWarps * kTraceStreams * sizeof(TraceRecord);
+  const size_t fits = kBudgetBytes / per_record_of_every_stream;
+  return static_cast<uint32_t>(std::clamp<size_t>(fits, kTraceMinCapacity, kMaxCapacity));
+}
+
+namespace {
+
+// "warp 3" / "warp 0 (elected)", with the role: "warp 3 (epilogue)", "warp 0 (elected, producer)".
+std::string track_name(uint32_t warp, uint32_t stream, const std::string& role) {
+  std::string name = "warp " + std::to_string(warp);
+  if (stream == kTraceElectedStream) return name + " (elected" + (role.empty() ? "" : ", " + role) + ")";
+  return role.empty() ? name : name + " (" + role + ")";
+}
+
+struct Open {  // a begin record waiting for its end
+  Phase phase;
+  uint32_t arg;
+  uint64_t stamp;
+};
+
+}  // namespace
+
+GpuTrace trace_from_records(const TraceBuf& layout, const TraceRecord* records) {
+  GpuTrace r;
+  const uint32_t num_ctas = std::min(layout.num_ctas, kTraceMaxCtas);
+  if (layout.capacity < 2) return r;
+
+  // Pass 1: the streams' headers (clamped to the capacity) and the launch's earliest stamp.
+  uint64_t t0 = std::numeric_limits<uint64_t>::max();
+  std::vector<TraceStreamHeader> headers(size_t(num_ctas) * kTraceMaxWarps * kTraceStreams);
+  for (uint32_t slot = 0; slot < num_ctas; ++slot) {
+    bool any = false;
+    for (uint32_t w = 0; w < kTraceMaxWarps; ++w)
+      for (uint32_t st = 0; st < kTraceStreams; ++st) {
+        const TraceRecord* base = records + layout.stream_offset(slot, w, st);
+        TraceStreamHeader& h = headers[(size_t(slot) * kTraceMaxWarps + w) * kTraceStreams + st];
+        std::memcpy(&h, base, sizeof h);
+        if (h.stored > layout.capacity - 1) {
+          r.errors.push_back(strf("CTA %u, %s: the header claims %u records, the stream holds %u",
+                                  layout.cta_ids[slot], track_name(w, st, "").c_str(), h.stored,
+                                  layout.capacity - 1));
+          h.stored = layout.capacity - 1;
+        }
+        any = any || h.stored > 0 || h.dropped > 0;
+        r.records += h.stored;
+        r.dropped += h.dropped;
+        for (uint32_t i = 1; i <= h.stored; ++i) t0 = std::min<uint64_t>(t0, base[i].stamp);
+      }
+    if (!any) r.silent_ctas.push_back(layout.cta_ids[slot]);
+  }
+  r.trace.meta["dropped_records"] = std::to_string(r.dropped);
+  if (r.records == 0) return r;
+
+  // Pass 2: each stream's records as a stack of open spans.
+  for (uint32_t slot = 0; slot < num_ctas; ++slot) {
+    const uint32_t cta = layout.cta_ids[slot];
+    for (uint32_t w = 0; w < kTraceMaxWarps; ++w) {
+      // The warp's role: its earliest coarse begin other than setup and teardown, either stream.
+      std::string role;
+      uint64_t role_stamp = std::numeric_limits<uint64_t>::max();
+      for (uint32_t st = 0; st < kTraceStreams; ++st) {
+        const TraceStreamHeader& h = headers[(size_t(slot) * kTraceMaxWarps + w) * kTraceStreams + st];
+        const TraceRecord* rec = records + layout.stream_offset(slot, w, st) + 1;
+        for (uint32_t i = 0; i < h.stored; ++i) {
+          const Phase p = Phase(rec[i].what >> 1);
+          if ((rec[i].what & 1) && rec[i].what >> 1 < uint32_t(Phase::kCount) && !phase_is_fine(p) &&
+              p != Phase::kSetup && p != Phase::kTeardown && rec[i].stamp < role_stamp) {
+            role = phase_info(p).name;
+            role_stamp = rec[i].stamp;
+          }
+        }
+      }
+
+      for (uint32_t st = 0; st < kTraceStreams; ++st) {
+        const TraceStreamHeader& h = headers[(size_t(slot) * kTraceMaxWarps + w) * kTraceStreams + st];
+        if (h.stored == 0) continue;
+        const TraceRecord* rec = records + layout.stream_offset(slot, w, st) + 1;
+        const int track = int(w * kTraceStreams + st);
+        const std::string where = strf("CTA %u, %s", cta, track_name(w, st, "").c_str());
+        r.trace.cta_names[cta] = strf("CTA %u (SM %u)", cta, h.smid);
+        r.trace.track_names[{cta, track}] = track_name(w, st, role);
+        const char* full = h.dropped > 0 ? " (the stream was full)" : "";
+        auto at = [&](uint64_t stamp) { return strf("+%.3f us", double(stamp - t0) / 1e3); };
+        uint64_t prev = 0;
+        std::vector<Open> stack;
+        for (uint32_t i = 0; i < h.stored; ++i) {
+          const TraceRecord& x = rec[i];
+          if (i > 0 && x.stamp > prev) {
+            const uint64_t d = x.stamp - prev;
+            r.min_step_ns = r.min_step_ns == 0 ? d : std::min(r.min_step_ns, d);
+            r.gcd_step_ns = std::gcd(r.gcd_step_ns, d);
+          }
+          if (i > 0 && x.stamp < prev)
+            r.errors.push_back(strf("%s: record %u goes back in time (%s after %s)", where.c_str(), i + 1,
+                                    at(x.stamp).c_str(), at(prev).c_str()));
+          prev = x.stamp;
+          if (x.what >> 1 >= uint32_t(Phase::kCount)) {
+            r.errors.push_back(strf("%s: record %u has an unknown phase %u", where.c_str(), i + 1, x.what >> 1));
+            continue;
+          }
+          const Phase p = Phase(x.what >> 1);
+          if (x.what & 1) {
+            stack.push_back({p, x.arg, x.stamp});
+            continue;
+          }
+          // An end: it closes the innermost open span of its phase; spans opened inside that one
+          // and still open were never ended (an error, as is an end with no begin at all).
+          size_t j = stack.size();
+          while (j > 0 && stack[j - 1].phase != p) --j;
+          if (j == 0) {
+            r.errors.push_back(strf("%s: end of \"%s\" at %s without a begin%s", where.c_str(),
+                                    phase_info(p).name, at(x.stamp).c_str(), full));
+            continue;
+          }
+          for (size_t q = stack.size(); q-- > j;)
+            r.errors.push_back(strf("%s: \"%s\" begun at %s is not ended before \"%s\" ends%s", where.c_str(),
+                                    phase_info(stack[q].phase).name, at(stack[q].stamp).c_str(),
+                                    phase_info(p).name, full));
+          stack.resize(j);
+          const Open o = stack.back();
+          stack.pop_back();
+          const PhaseInfo info = phase_info(o.phase);
+          trace::Span sp;
+          sp.cta = cta;
+          sp.track = track;
+          sp.name = info.name;
+          sp.cat = info.cat;
+          if (info.arg != nullptr && std::strcmp(info.arg, "[]") == 0)
+            sp.name += "[" + std::to_string(o.arg) + "]";
+          else if (info.arg != nullptr)
+            sp.args[info.arg] = std::to_string(o.arg);
+          sp.start_ns = double(o.stamp - t0);
+          sp.dur_ns = x.stamp >= o.stamp ? double(x.stamp - o.stamp) : 0.0;
+          r.trace.spans.push_back(std::move(sp));
+        }
+        for (const Open& o : stack)
+          r.errors.push_back(strf("%s: \"%s\" begun at %s never ended%s", where.c_str(), phase_info(o.phase).name,
+                                  at(o.stamp).c_str(), full));
+      }
+    }
+  }
+  r.trace.meta["timer_step_ns"] =
+      strf("smallest %llu, gcd %llu (nonzero differences of consecutive stamps)",
+           static_cast<unsigned long long>(r.min_step_ns), static_cast<unsigned long long>(r.gcd_step_ns));
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The traced launch
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string cta_list(const std::vector<uint32_t>& ctas) {
+  std::string s;
+  for (uint32_t c : ctas) s += (s.empty() ? "" : " ") + std::to_string(c);
+  return s;
+}
+
+}  // namespace
+
+int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
+                 cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
+                 double untraced_median_ms) {
+  const std::string prog = program_name(spec);
+  if (o.trace_ctas.empty()) {
+    std::fprintf(stderr, "%s: --trace: no CTA to trace (--trace-ctas is empty)\n", prog.c_str());
+    return 2;
+  }
+  // The CTAs as given: the harness does not know the grid, and a CTA that is not in it simply
+  // records nothing (reported below).
+  TraceBuf layout;
+  layout.num_ctas = static_cast<uint32_t>(std::min<size_t>(o.trace_ctas.size(), kTraceMaxCtas));
+  std::copy(o.trace_ctas.begin(), o.trace_ctas.begin() + layout.num_ctas, layout.cta_ids);
+  layout.capacity = trace_capacity(layout.num_ctas);
+  DeviceBuffer<TraceRecord> buf(layout.total_records());
+  layout.records = buf.get();
+
+  // Zeroed records (every stream header says "empty"), L2 flushed as before each timed launch.
+  CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), stream));
+  CUDA_CHECK(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream));
+  GemmArgs traced = args;
+  traced.trace = layout;
+  Event start, stop;
+  CUDA_CHECK(cudaEventRecord(start.get(), stream));
+  launch_step(launch, traced);
+  CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+  try {
+    wait_or_give_up(stream, spec);
+  } catch (const CudaError& e) {
+    throw CudaError(std::string("the traced kernel failed while running: ") + e.what());
+  }
+  float traced_ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&traced_ms, start.get(), stop.get()));
+  std::vector<TraceRecord> host(layout.total_records());
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), buf.get(), buf.bytes(), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  GpuTrace g = trace_from_records(layout, host.data());
+  if (g.records == 0) {
+    std::fprintf(stderr, "%s: --trace: none of the CTAs %s recorded anything (the grid has fewer CTAs?)\n",
+                 prog.c_str(), cta_list(o.trace_ctas).c_str());
+    return 2;
+  }
+  trace::Trace& t = g.trace;
+  int runtime = 0;
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  t.meta["clock"] = "%globaltimer (GPU), measured";
+  t.meta["device"] = strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count, gpu.major, gpu.minor);
+  t.meta["driver"] = driver_description();
+  t.meta["cuda_runtime"] = format_version(runtime);
+  t.meta["step"] = prog;
+  t.meta["shape"] = strf("M=%lld N=%lld K=%lld", static_cast<long long>(o.m), static_cast<long long>(o.n),
+                         static_cast<long long>(o.k));
+  t.meta["inputs"] = inputs_name(o.inputs);
+  t.meta["git_rev"] = TCG_GIT_REV;
+  t.meta["date"] = utc_iso8601(std::time(nullptr));
+  t.meta["traced_kernel_ms"] = strf("%.4f (one launch of kernel<true>, L2 flushed before it)", traced_ms);
+  t.meta["untraced_median_ms"] = strf("%.4f", untraced_median_ms);
+  t.meta["records_per_stream"] = std::to_string(layout.capacity);
+
+  const std::string bad = trace::check_trace(t);
+  if (!bad.empty()) {
+    std::fprintf(stderr, "%s: --trace: the recorded timeline breaks the trace rules: %s\n", prog.c_str(), bad.c_str());
+    return 1;
+  }
+  const std::string err = trace::write_chrome_json(t, o.trace_path);
+  if (!err.empty()) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), err.c_str());
+    return 2;
+  }
+  std::printf("trace:    wrote %s (%zu spans of CTAs", o.trace_path.c_str(), t.spans.size());
+  for (const auto& [cta, name] : t.cta_names) std::printf(" %u", cta);
+  std::printf("; %%globaltimer, steps >= %llu ns; traced launch %.4f ms)\n",
+              static_cast<unsigned long long>(g.min_step_ns), traced_ms);
+  if (!g.silent_ctas.empty())
+    std::printf("trace:    CTAs %s recorded nothing (not in the grid)\n", cta_list(g.silent_ctas).c_str());
+  if (g.dropped > 0)
+    std::printf("trace:    %llu fine annotations dropped (%u records per stream were not enough): trace "
+                "fewer CTAs (--trace-ctas) or a smaller K\n",
+                static_cast<unsigned long long>(g.dropped), layout.capacity);
+  if (!g.errors.empty()) {
+    std::fflush(stdout);
+    constexpr size_t kShown = 8;
+    for (size_t i = 0; i < g.errors.size() && i < kShown; ++i)
+      std::fprintf(stderr, "%s: --trace: broken annotation: %s\n", prog.c_str(), g.errors[i].c_str());
+    if (g.errors.size() > kShown)
+      std::fprintf(stderr, "%s: --trace: ... and %zu more\n", prog.c_str(), g.errors.size() - kShown);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tcg::harness

@@ -1,0 +1,240 @@
+// test_trace_gpu.cpp — the GPU timeline's host half (common/harness_trace.cpp): record buffers as
+// a traced kernel leaves them (written here by a fake recorder that follows the kernel's rule,
+// trace_admit) turned into spans: nesting, times relative to the launch's first stamp, track
+// numbers and names, CTA names, broken annotations reported, dropped records counted, the
+// observed timer step; and trace_capacity.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/harness_internal.h"
+
+using namespace tcg;
+using tcg::harness::GpuTrace;
+using tcg::harness::trace_from_records;
+
+namespace {
+
+// A zeroed record buffer for `ctas` and the recorder of one of its streams, on the host.
+struct FakeLaunch {
+  TraceBuf layout;
+  std::vector<TraceRecord> records;
+  FakeLaunch(std::vector<uint32_t> ctas, uint32_t capacity) {
+    layout.num_ctas = uint32_t(ctas.size());
+    for (size_t i = 0; i < ctas.size(); ++i) layout.cta_ids[i] = ctas[i];
+    layout.capacity = capacity;
+    records.assign(layout.total_records(), TraceRecord{});
+  }
+  GpuTrace convert() const { return trace_from_records(layout, records.data()); }
+};
+
+class FakeStream {
+ public:
+  FakeStream(FakeLaunch& l, uint32_t slot, uint32_t warp, uint32_t stream, uint32_t smid = 7)
+      : l_(l), base_(l.records.data() + l.layout.stream_offset(slot, warp, stream)), smid_(smid) {}
+  FakeStream& begin(Phase p, uint64_t t, uint32_t arg = 0) { return add(p, true, t, arg); }
+  FakeStream& end(Phase p, uint64_t t, uint32_t arg = 0) { return add(p, false, t, arg); }
+
+ private:
+  // What PhaseTrace::record does.
+  FakeStream& add(Phase p, bool is_begin, uint64_t t, uint32_t arg) {
+    TraceStreamHeader h;
+    std::memcpy(&h, base_, sizeof h);
+    if (trace_admit(h.stored, skipped_, l_.layout.capacity, p, is_begin)) {
+      ++h.stored;
+      base_[h.stored] = TraceRecord{t, uint32_t(p) << 1 | uint32_t(is_begin), arg};
+      h.smid = smid_;
+    } else {
+      ++h.dropped;
+    }
+    std::memcpy(base_, &h, sizeof h);
+    return *this;
+  }
+  FakeLaunch& l_;
+  TraceRecord* base_;
+  uint32_t smid_;
+  uint32_t skipped_ = 0;
+};
+
+const trace::Span* find(const trace::Trace& t, uint32_t cta, int track, const std::string& name) {
+  for (const trace::Span& s : t.spans)
+    if (s.cta == cta && s.track == track && s.name == name) return &s;
+  return nullptr;
+}
+
+bool any_error_contains(const GpuTrace& g, const std::string& what) {
+  for (const std::string& e : g.errors)
+    if (e.find(what) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("trace_from_records: nested spans, relative times, tracks and names") {
+  FakeLaunch l({5, 9}, 64);
+  // CTA 5, warp 0, warp-uniform stream: setup, then a mainloop holding one k-tile, which holds
+  // the tile loads and the mma.sync.
+  FakeStream(l, 0, 0, kTraceWarpStream, 12)
+      .begin(Phase::kSetup, 1000)
+      .end(Phase::kSetup, 1100)
+      .begin(Phase::kMainloop, 1100)
+      .begin(Phase::kKTile, 1110, 3)
+      .begin(Phase::kLoadTiles, 1120)
+      .end(Phase::kLoadTiles, 1400)
+      .begin(Phase::kMmaSync, 1400)
+      .end(Phase::kMmaSync, 1900)
+      .end(Phase::kKTile, 1910, 3)
+      .end(Phase::kMainloop, 2000);
+  // CTA 5, warp 1: setup in lane 0's stream, the producer loop in its elected thread's stream.
+  FakeStream(l, 0, 1, kTraceWarpStream, 12).begin(Phase::kSetup, 1000).end(Phase::kSetup, 1100);
+  FakeStream(l, 0, 1, kTraceElectedStream, 12)
+      .begin(Phase::kProducer, 1150)
+      .begin(Phase::kWaitMmaDone, 1200, 2)
+      .end(Phase::kWaitMmaDone, 1232, 2)
+      .end(Phase::kProducer, 3000);
+  // CTA 9 starts earliest: its first stamp is the launch's time zero.
+  FakeStream(l, 1, 3, kTraceWarpStream, 40).begin(Phase::kEpilogue, 900).end(Phase::kEpilogue, 5000);
+
+  const GpuTrace g = l.convert();
+  CHECK(g.errors.empty());
+  CHECK(g.records == 10 + 2 + 4 + 2);
+  CHECK(g.dropped == 0);
+  CHECK(g.silent_ctas.empty());
+  REQUIRE(g.trace.spans.size() == 9);
+
+  const trace::Span* setup = find(g.trace, 5, 0, "setup");
+  REQUIRE(setup != nullptr);
+  CHECK(setup->start_ns == 100);  // 1000 - 900
+  CHECK(setup->dur_ns == 100);
+  CHECK(setup->cat == std::string(trace::kCatPhase));
+  const trace::Span* ktile = find(g.trace, 5, 0, "k-tile");
+  REQUIRE(ktile != nullptr);
+  CHECK(ktile->start_ns == 210);
+  CHECK(ktile->dur_ns == 800);
+  CHECK(ktile->args.at("k-tile") == "3");
+  const trace::Span* load = find(g.trace, 5, 0, "load A, B tiles");
+  REQUIRE(load != nullptr);
+  CHECK(load->cat == std::string(trace::kCatIssue));
+  CHECK(find(g.trace, 5, 0, "ldmatrix + mma.sync") != nullptr);
+  // The elected stream of warp 1 is track 3; the wait is named by its stage.
+  const trace::Span* wait = find(g.trace, 5, 3, "wait mma_done_bar[2]");
+  REQUIRE(wait != nullptr);
+  CHECK(wait->cat == std::string(trace::kCatWait));
+  CHECK(wait->start_ns == 300);
+  CHECK(wait->dur_ns == 32);
+  CHECK(find(g.trace, 5, 3, "producer") != nullptr);
+  CHECK(find(g.trace, 9, 6, "epilogue") != nullptr);
+
+  // Tracks are named by warp, stream and role (the first coarse phase besides setup/teardown).
+  CHECK(g.trace.track_names.at({5, 0}) == "warp 0 (mainloop)");
+  CHECK(g.trace.track_names.at({5, 2}) == "warp 1 (producer)");
+  CHECK(g.trace.track_names.at({5, 3}) == "warp 1 (elected, producer)");
+  CHECK(g.trace.track_names.at({9, 6}) == "warp 3 (epilogue)");
+  CHECK(g.trace.cta_names.at(5) == "CTA 5 (SM 12)");
+  CHECK(g.trace.cta_names.at(9) == "CTA 9 (SM 40)");
+  CHECK(g.trace.meta.at("dropped_records") == "0");
+
+  // The timer steps seen between consecutive stamps of a stream: 10, 32, 50, ... -> 10; gcd 2.
+  CHECK(g.min_step_ns == 10);
+  CHECK(g.gcd_step_ns == 2);
+  CHECK(trace::check_trace(g.trace) == "");
+}
+
+TEST_CASE("trace_from_records: broken annotations are errors, their spans left out") {
+  SUBCASE("a begin never ended") {
+    FakeLaunch l({0}, 32);
+    FakeStream(l, 0, 2, kTraceWarpStream)
+        .begin(Phase::kEpilogue, 100)
+        .begin(Phase::kWaitMainloopDone, 110)
+        .end(Phase::kWaitMainloopDone, 150);
+    const GpuTrace g = l.convert();
+    REQUIRE(g.errors.size() == 1);
+    CHECK(any_error_contains(g, "CTA 0, warp 2: \"epilogue\" begun at +0.000 us never ended"));
+    REQUIRE(g.trace.spans.size() == 1);
+    CHECK(g.trace.spans[0].name == "wait mainloop_done_bar");
+  }
+  SUBCASE("an end without a begin") {
+    FakeLaunch l({0}, 32);
+    FakeStream(l, 0, 0, kTraceElectedStream).end(Phase::kMma, 100);
+    const GpuTrace g = l.convert();
+    REQUIRE(g.errors.size() == 1);
+    CHECK(any_error_contains(g, "CTA 0, warp 0 (elected): end of \"mma\""));
+    CHECK(any_error_contains(g, "without a begin"));
+    CHECK(g.trace.spans.empty());
+  }
+  SUBCASE("an inner span still open when its parent ends") {
+    FakeLaunch l({0}, 32);
+    FakeStream(l, 0, 1, kTraceElectedStream)
+        .begin(Phase::kMma, 100)
+        .begin(Phase::kWaitTmaFull, 120, 1)
+        .end(Phase::kMma, 200);
+    const GpuTrace g = l.convert();
+    REQUIRE(g.errors.size() == 1);
+    CHECK(any_error_contains(g, "\"wait tma_full_bar\" begun at +0.020 us is not ended before \"mma\" ends"));
+    REQUIRE(g.trace.spans.size() == 1);
+    CHECK(g.trace.spans[0].name == "mma");
+    CHECK(g.trace.spans[0].dur_ns == 100);
+  }
+  SUBCASE("an unknown phase, a header beyond the capacity") {
+    FakeLaunch l({0}, 32);
+    TraceRecord* s = l.records.data() + l.layout.stream_offset(0, 4, kTraceWarpStream);
+    s[1] = TraceRecord{100, uint32_t(Phase::kCount) << 1 | 1, 0};
+    s[0] = TraceRecord{};
+    reinterpret_cast<TraceStreamHeader*>(s)->stored = 1000;  // the stream holds 31
+    const GpuTrace g = l.convert();
+    CHECK(any_error_contains(g, "unknown phase"));
+    CHECK(any_error_contains(g, "the header claims 1000 records, the stream holds 31"));
+  }
+}
+
+TEST_CASE("trace_from_records: full streams drop fine spans whole and count them") {
+  const uint32_t cap = kTraceMinCapacity;  // 32 records: 31 after the header
+  FakeLaunch l({0, 1}, cap);
+  FakeStream st(l, 0, 1, kTraceElectedStream);
+  st.begin(Phase::kMma, 0);
+  uint64_t t = 10;
+  for (uint32_t kt = 0; kt < 40; ++kt, t += 10) st.begin(Phase::kWaitTmaFull, t, kt % 4).end(Phase::kWaitTmaFull, t + 5, kt % 4);
+  // Nested fine spans reaching into the reserve: kept or dropped whole.
+  st.begin(Phase::kKTile, t).begin(Phase::kLoadTiles, t + 1).end(Phase::kLoadTiles, t + 2).end(Phase::kKTile, t + 3);
+  st.end(Phase::kMma, t + 10);
+  const GpuTrace g = l.convert();
+  CHECK(g.errors.empty());
+  // Fine begins are stored while 1 + stored < cap - reserve = 16: the mma begin and 7 waits
+  // (records 2..15) ... then everything fine is dropped; the coarse end still fits.
+  CHECK(g.records == 1 + 7 * 2 + 1);
+  CHECK(g.dropped == (40 - 7) * 2 + 4);
+  CHECK(g.trace.meta.at("dropped_records") == std::to_string(g.dropped));
+  CHECK(find(g.trace, 0, 3, "mma") != nullptr);
+  CHECK(find(g.trace, 0, 3, "wait tma_full_bar[2]") != nullptr);
+  // CTA 1 recorded nothing: not in the grid.
+  CHECK(g.silent_ctas == std::vector<uint32_t>{1});
+  CHECK(trace::check_trace(g.trace) == "");
+}
+
+TEST_CASE("trace_admit: the end of a stored fine begin may use the reserve") {
+  const uint32_t cap = 40;
+  uint32_t skipped = 0;
+  // One record below the fine limit: a fine begin is stored, and its end goes into the reserve.
+  const uint32_t stored = cap - kTraceCoarseReserve - 2;
+  CHECK(trace_admit(stored, skipped, cap, Phase::kKTile, true));
+  CHECK_FALSE(trace_admit(stored + 1, skipped, cap, Phase::kLoadTiles, true));  // dropped ...
+  CHECK(skipped == 1);
+  CHECK_FALSE(trace_admit(stored + 1, skipped, cap, Phase::kLoadTiles, false));  // ... with its end
+  CHECK(skipped == 0);
+  CHECK(trace_admit(stored + 1, skipped, cap, Phase::kKTile, false));
+  // Coarse records fill the stream to the end, then they too are dropped.
+  CHECK(trace_admit(cap - 2, skipped, cap, Phase::kTeardown, true));
+  CHECK_FALSE(trace_admit(cap - 1, skipped, cap, Phase::kTeardown, false));
+}
+
+TEST_CASE("trace_capacity: 4096 records per stream, less when many CTAs are traced") {
+  CHECK(harness::trace_capacity(1) == 4096);
+  CHECK(harness::trace_capacity(4) == 4096);
+  CHECK(harness::trace_capacity(64) == 1024);
+  CHECK(harness::trace_capacity(1u << 20) == kTraceMinCapacity);
+  // The buffer of 64 CTAs stays within 64 MiB.
+  CHECK(size_t(64) * kTraceMaxWarps * kTraceStreams * harness::trace_capacity(64) * sizeof(TraceRecord) <=
+        (size_t(64) << 20));
+}

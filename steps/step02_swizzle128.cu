@@ -58,9 +58,13 @@ constexpr uint32_t SBO_SW128 = 8 * 128;                             // next 8-ro
 static_assert(A_TILE % 1024 == 0 && B_TILE % 1024 == 0, "128B-swizzled tiles must be 1024-byte aligned");
 constexpr uint32_t IDESC = make_idesc_bf16_f32(BLOCK_M, BLOCK_N);
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                __nv_bfloat16* c, int m, int n, int k) {
+                __nv_bfloat16* c, int m, int n, int k, const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace, as in step 01 (docs/tracing.md).
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
   const uint32_t smem_base = smem_addr(smem);
   const uint32_t a_tile = smem_base + A_TILE, b_tile = smem_base + B_TILE;
@@ -88,6 +92,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = *tmem_slot;
+  trace.end(Phase::kSetup);
 
   // The mainloop is driven by ONE thread: it loads, waits, issues the MMAs and waits again.
   // The other threads cannot usefully wait on these barriers: their phases repeat every k-tile
@@ -95,6 +100,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   // is not in lockstep with the issuer could not know which k-tile a parity refers to.
   const int num_k_tiles = ceil_div(k, BLOCK_K);
   if (warp == 0 && elect_one_sync()) {
+    trace.begin_elected(Phase::kMainloop);
     uint32_t phase = 0;  // both barriers complete once per k-tile, so one parity serves both
     for (int kt = 0; kt < num_k_tiles; ++kt) {
       // 1. Load the A and B tiles. The barrier's phase completes when this thread has arrived
@@ -104,8 +110,10 @@ __global__ void __launch_bounds__(NUM_THREADS)
         tma_load_2d(a_tile + i * ATOM_COLUMN_A, &tmap_a, kt * BLOCK_K + i * ATOM_K, m0, tma_full_bar);
         tma_load_2d(b_tile + i * ATOM_COLUMN_B, &tmap_b, kt * BLOCK_K + i * ATOM_K, n0, tma_full_bar);
       }
+      trace.begin_elected(Phase::kWaitTmaFull, 0);
       mbarrier_wait_parity(tma_full_bar, phase);
       tcgen05_fence_after_thread_sync();
+      trace.end_elected(Phase::kWaitTmaFull, 0);
 
       // 2. Issue the MMAs, then commit: mma_done_bar fires once they have finished reading
       //    shared memory and writing TMEM.
@@ -118,9 +126,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
       mma_commit(mma_done_bar);
 
       // 3. Wait for the MMAs before the next TMA may overwrite the tiles.
+      trace.begin_elected(Phase::kWaitMmaDone, 0);
       mbarrier_wait_parity(mma_done_bar, phase);
+      trace.end_elected(Phase::kWaitMmaDone, 0);
       phase ^= 1;
     }
+    trace.end_elected(Phase::kMainloop);
   }
   // The issuer reaches this barrier only after it saw the last MMAs complete. The fences make
   // that observation hold for the threads about to read TMEM (PTX ISA §9.7.16.6.4.3).
@@ -130,6 +141,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
 
   // Epilogue. With M = 128 the accumulator row i sits in TMEM lane i (data-path layout D), and
   // warp w may only read lanes 32w..32w+31, so warp w writes output rows m0 + 32w + lane.
+  trace.begin(Phase::kEpilogue);
   const int row = m0 + warp * 32 + lane;
   for (int col = 0; col < BLOCK_N; col += 8) {
     uint32_t r[8];
@@ -137,12 +149,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
     tmem_wait_ld(r);
     store_c_chunk8(c, m, n, row, n0 + col, r);
   }
+  trace.end(Phase::kEpilogue);
 
+  trace.begin(Phase::kTeardown);
   // Every warp must be done reading TMEM before it is freed.
   tcgen05_fence_before_thread_sync();
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   if (warp == 0) tmem_dealloc(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
 }
 
 // A 2-D view of a row-major rows x K BF16 matrix whose box is one 128B-swizzled atom column:
@@ -170,7 +185,7 @@ void launch(const GemmArgs& g) {
   d.grid = dim3(unsigned(ceil_div(g.m, BLOCK_M) * ceil_div(g.n, BLOCK_N)));
   d.block = dim3(NUM_THREADS);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
-  launch_kernel(gemm_kernel, d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k);
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k, g.trace);
 }
 
 }  // namespace TCG_BUILD_NS

@@ -64,9 +64,13 @@ static_assert(A_STAGE_BYTES % 1024 == 0 && B_STAGE_BYTES % 1024 == 0, "128B-swiz
 static_assert(SMEM_BYTES + kSmemAlignSlack <= 232448, "exceeds the sm_100 shared-memory limit");
 constexpr uint32_t IDESC = make_idesc_bf16_f32(BLOCK_M, BLOCK_N);
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                __nv_bfloat16* c, int m, int n, int k) {
+                __nv_bfloat16* c, int m, int n, int k, const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace, as in step 01 (docs/tracing.md); the waits name the stage.
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
   const uint32_t smem_base = smem_addr(smem);
   auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
@@ -98,6 +102,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = *tmem_slot;
+  trace.end(Phase::kSetup);
 
   // The mainloop is driven by ONE thread: it loads, waits, issues the MMAs and refills stages.
   // The other threads cannot usefully wait on these barriers: their phases repeat and
@@ -118,11 +123,14 @@ __global__ void __launch_bounds__(NUM_THREADS)
   };
 
   if (warp == 0 && elect_one_sync()) {
+    trace.begin_elected(Phase::kMainloop);
     for (int kt = 0; kt < num_k_tiles && kt < NUM_STAGES; ++kt) load(kt);  // fill the ring
     for (int kt = 0; kt < num_k_tiles; ++kt) {
       const int s = kt % NUM_STAGES;
+      trace.begin_elected(Phase::kWaitTmaFull, s);
       mbarrier_wait_parity(tma_full_bar(s), parity(kt));
       tcgen05_fence_after_thread_sync();
+      trace.end_elected(Phase::kWaitTmaFull, s);
 
       // Issue the MMAs, then commit: mma_done_bar(s) fires once they have finished reading
       // shared memory and writing TMEM.
@@ -137,7 +145,9 @@ __global__ void __launch_bounds__(NUM_THREADS)
       // Refill the stage the PREVIOUS k-tile used, once its MMAs have finished with it.
       const int prev = kt - 1;
       if (prev >= 0 && prev + NUM_STAGES < num_k_tiles) {
+        trace.begin_elected(Phase::kWaitMmaDone, prev % NUM_STAGES);
         mbarrier_wait_parity(mma_done_bar(prev % NUM_STAGES), parity(prev));
+        trace.end_elected(Phase::kWaitMmaDone, prev % NUM_STAGES);
         load(prev + NUM_STAGES);
       }
     }
@@ -146,8 +156,11 @@ __global__ void __launch_bounds__(NUM_THREADS)
     // of this thread, PTX ISA §9.7.16.12.1); waiting for all of them also leaves no commit
     // arrival in flight towards this CTA's barriers when it exits, because the ISA orders each
     // arrival after its own MMAs but not the arrivals of different commits among themselves.
+    trace.begin_elected(Phase::kDrain);
     for (int kt = num_k_tiles > NUM_STAGES ? num_k_tiles - NUM_STAGES : 0; kt < num_k_tiles; ++kt)
       mbarrier_wait_parity(mma_done_bar(kt % NUM_STAGES), parity(kt));
+    trace.end_elected(Phase::kDrain);
+    trace.end_elected(Phase::kMainloop);
   }
   // The issuer reaches this barrier only after it saw the last MMAs complete. The fences make
   // that observation hold for the threads about to read TMEM (PTX ISA §9.7.16.6.4.3).
@@ -157,6 +170,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
 
   // Epilogue. With M = 128 the accumulator row i sits in TMEM lane i (data-path layout D), and
   // warp w may only read lanes 32w..32w+31, so warp w writes output rows m0 + 32w + lane.
+  trace.begin(Phase::kEpilogue);
   const int row = m0 + warp * 32 + lane;
   for (int col = 0; col < BLOCK_N; col += 8) {
     uint32_t r[8];
@@ -164,12 +178,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
     tmem_wait_ld(r);
     store_c_chunk8(c, m, n, row, n0 + col, r);
   }
+  trace.end(Phase::kEpilogue);
 
+  trace.begin(Phase::kTeardown);
   // Every warp must be done reading TMEM before it is freed.
   tcgen05_fence_before_thread_sync();
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   if (warp == 0) tmem_dealloc(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
 }
 
 // A 2-D view of a row-major rows x K BF16 matrix whose box is one 128B-swizzled atom column:
@@ -197,7 +214,7 @@ void launch(const GemmArgs& g) {
   d.grid = dim3(unsigned(ceil_div(g.m, BLOCK_M) * ceil_div(g.n, BLOCK_N)));
   d.block = dim3(NUM_THREADS);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
-  launch_kernel(gemm_kernel, d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k);
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k, g.trace);
 }
 
 }  // namespace TCG_BUILD_NS

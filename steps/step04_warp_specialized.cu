@@ -69,9 +69,16 @@ static_assert(A_STAGE_BYTES % 1024 == 0 && B_STAGE_BYTES % 1024 == 0, "128B-swiz
 static_assert(SMEM_BYTES + kSmemAlignSlack <= 232448, "exceeds the sm_100 shared-memory limit");
 constexpr uint32_t IDESC = make_idesc_bf16_f32(BLOCK_M, BLOCK_N);
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                __nv_bfloat16* c, int m, int n, int k) {
+                __nv_bfloat16* c, int m, int n, int k, const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace (docs/tracing.md), free in gemm_kernel<false>. Each role
+  // gets its coarse phase: "producer" and "mma" inside the elected thread that runs them (the
+  // *_elected annotations), "epilogue" for the warp-uniform epilogue warps; the waits name the
+  // barrier and the stage.
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
   const uint32_t smem_base = smem_addr(smem);
   auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
@@ -106,16 +113,20 @@ __global__ void __launch_bounds__(NUM_THREADS)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = *tmem_slot;
+  trace.end(Phase::kSetup);
 
   const int num_k_tiles = ceil_div(k, BLOCK_K);
 
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp
     if (elect_one_sync()) {
+      trace.begin_elected(Phase::kProducer);
       uint32_t empty_parity = 1;  // opposite parity: the first pass over the ring does not wait
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
+        trace.begin_elected(Phase::kWaitMmaDone, s);
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);  // the MMAs that read stage s are done
+        trace.end_elected(Phase::kWaitMmaDone, s);
         mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);
         for (int i = 0; i < BLOCK_K / ATOM_K; ++i) {
           tma_load_2d(a_tile(s) + i * ATOM_COLUMN_A, &tmap_a, kt * BLOCK_K + i * ATOM_K, m0, tma_full_bar(s));
@@ -127,20 +138,26 @@ __global__ void __launch_bounds__(NUM_THREADS)
       // k-tiles. Nothing else waits for the last stages' commit arrivals, and the ISA does not
       // order them before the final commit's, so without this one could still be in flight
       // towards this CTA's barriers when it exits.
+      trace.begin_elected(Phase::kDrain);
       for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES; ++kt) {
         const int s = kt % NUM_STAGES;
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
+      trace.end_elected(Phase::kDrain);
+      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp
     if (elect_one_sync()) {
+      trace.begin_elected(Phase::kMma);
       uint32_t full_parity = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
+        trace.begin_elected(Phase::kWaitTmaFull, s);
         mbarrier_wait_parity(tma_full_bar(s), full_parity);  // the TMA has delivered stage s
         tcgen05_fence_after_thread_sync();
+        trace.end_elected(Phase::kWaitTmaFull, s);
         for (int i = 0; i < BLOCK_K / ATOM_K; ++i)
           for (int ks = 0; ks < ATOM_K / MMA_K; ++ks) {  // K step ks: +32 bytes inside the 128-byte row
             const uint64_t a_desc = make_smem_desc(a_tile(s) + i * ATOM_COLUMN_A + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
@@ -151,11 +168,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
       mma_commit(mainloop_done_bar);  // tracks every earlier MMA of this thread (§9.7.16.12.1)
+      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5
+    trace.begin(Phase::kEpilogue);
+    trace.begin(Phase::kWaitMainloopDone);
     mbarrier_wait_parity(mainloop_done_bar, 0);
     tcgen05_fence_after_thread_sync();
+    trace.end(Phase::kWaitMainloopDone);
     // With M = 128 the accumulator row i sits in TMEM lane i (data-path layout D), and warp w may
     // only read lanes 32*(w%4)..+31: warps 2, 3, 4, 5 take lane quarters 2, 3, 0, 1.
     const int quarter = warp % 4;
@@ -167,13 +188,16 @@ __global__ void __launch_bounds__(NUM_THREADS)
       store_c_chunk8(c, m, n, row, n0 + col, r);
       store_c_chunk8(c, m, n, row, n0 + col + 8, r + 8);
     }
+    trace.end(Phase::kEpilogue);
   }
 
+  trace.begin(Phase::kTeardown);
   // Every warp must be done reading TMEM before it is freed.
   tcgen05_fence_before_thread_sync();
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
 }
 
 // A 2-D view of a row-major rows x K BF16 matrix whose box is one 128B-swizzled atom column:
@@ -201,7 +225,7 @@ void launch(const GemmArgs& g) {
   d.grid = dim3(unsigned(ceil_div(g.m, BLOCK_M) * ceil_div(g.n, BLOCK_N)));
   d.block = dim3(NUM_THREADS);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
-  launch_kernel(gemm_kernel, d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k);
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k, g.trace);
 }
 
 }  // namespace TCG_BUILD_NS

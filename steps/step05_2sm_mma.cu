@@ -109,9 +109,14 @@ __host__ __device__ constexpr CtaTile cta_tile_2sm(int cluster_id, int cta_rank,
   return {pair_m * PAIR_M + cta_rank * BLOCK_M, pair_n * BLOCK_N, pair_n * BLOCK_N + cta_rank * B_ROWS};
 }
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                __nv_bfloat16* c, int m, int n, int k) {
+                __nv_bfloat16* c, int m, int n, int k, const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace, as in step 04 (docs/tracing.md). Both CTAs of a pair
+  // record their own timeline; only the leader's MMA warp has an "mma" phase.
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
   const uint32_t smem_base = smem_addr(smem);
   auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
@@ -152,16 +157,20 @@ __global__ void __launch_bounds__(NUM_THREADS)
   cluster_sync();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = *tmem_slot;
+  trace.end(Phase::kSetup);
 
   const int num_k_tiles = ceil_div(k, BLOCK_K);
 
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp, both CTAs
     if (elect_one_sync()) {
+      trace.begin_elected(Phase::kProducer);
       uint32_t empty_parity = 1;  // opposite parity: the first pass over the ring does not wait
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
+        trace.begin_elected(Phase::kWaitMmaDone, s);
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);  // the MMAs that read stage s are done
+        trace.end_elected(Phase::kWaitMmaDone, s);
         // Both CTAs' copies complete on the leader's tma_full_bar[s] (the .cta_group::2 TMA may
         // signal the destination's pair peer, §9.7.9.25.5.2), so its single arrival announces
         // the pair's bytes. The peer's bytes may land before that arrival: the tx-count just
@@ -178,20 +187,26 @@ __global__ void __launch_bounds__(NUM_THREADS)
       // k-tiles. Nothing else waits for the last stages' commit arrivals, and the ISA does not
       // order them before the final commit's, so without this one could still be in flight
       // towards this CTA's barriers when it exits.
+      trace.begin_elected(Phase::kDrain);
       for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES; ++kt) {
         const int s = kt % NUM_STAGES;
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
+      trace.end_elected(Phase::kDrain);
+      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp, leader only
     if (is_leader && elect_one_sync()) {
+      trace.begin_elected(Phase::kMma);
       uint32_t full_parity = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
+        trace.begin_elected(Phase::kWaitTmaFull, s);
         mbarrier_wait_parity(tma_full_bar(s), full_parity);  // both CTAs' halves of stage s have landed
         tcgen05_fence_after_thread_sync();
+        trace.end_elected(Phase::kWaitTmaFull, s);
         // The descriptors hold the leader's addresses; the MMA reads the peer's A and B halves
         // at the same offsets in the peer's shared memory, and writes each CTA's 128 rows of D
         // to that CTA's TMEM at tmem_accum.
@@ -207,11 +222,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
       mma_commit_2sm_multicast(mainloop_done_bar, PAIR_MASK);  // tracks every earlier MMA of this thread
+      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5, both CTAs
+    trace.begin(Phase::kEpilogue);
+    trace.begin(Phase::kWaitMainloopDone);
     mbarrier_wait_parity(mainloop_done_bar, 0);
     tcgen05_fence_after_thread_sync();
+    trace.end(Phase::kWaitMainloopDone);
     // With M = 256 over the pair, this CTA's accumulator row i (output row m0 + i) sits in its own
     // TMEM lane i (data-path layout A), and warp w may only read lanes 32*(w%4)..+31: warps 2, 3,
     // 4, 5 take lane quarters 2, 3, 0, 1.
@@ -224,14 +243,17 @@ __global__ void __launch_bounds__(NUM_THREADS)
       store_c_chunk8(c, m, n, row, n0 + col, r);
       store_c_chunk8(c, m, n, row, n0 + col + 8, r + 8);
     }
+    trace.end(Phase::kEpilogue);
   }
 
+  trace.begin(Phase::kTeardown);
   // Every warp of BOTH CTAs must be done reading TMEM before the pair's allocation is freed, and
   // no CTA may exit while its peer can still reach its shared memory: a cluster barrier.
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
   if (warp == 1) tmem_dealloc_2sm(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
 }
 
 // A 2-D view of a row-major rows x K BF16 matrix whose box is one 128B-swizzled atom column:
@@ -260,7 +282,7 @@ void launch(const GemmArgs& g) {
   d.block = dim3(NUM_THREADS);
   d.cluster = dim3(CLUSTER_SIZE, 1, 1);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
-  launch_kernel(gemm_kernel, d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k);
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k, g.trace);
 }
 
 }  // namespace TCG_BUILD_NS

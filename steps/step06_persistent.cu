@@ -183,9 +183,15 @@ struct RingPos {
   }
 };
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                __nv_bfloat16* c, int m, int n, int k) {
+                __nv_bfloat16* c, int m, int n, int k, const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace, as in step 05 (docs/tracing.md). Each role's phase spans
+  // all its tiles; the waits name the barrier and the stage or accumulator, so a tile boundary
+  // shows as the MMA warp's wait on tmem_empty_bar and the epilogue's wait on tmem_full_bar.
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
   const uint32_t smem_base = smem_addr(smem);
   auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
@@ -228,17 +234,21 @@ __global__ void __launch_bounds__(NUM_THREADS)
   cluster_sync();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_base = *tmem_slot;  // accumulator a: columns 256 a .. 256 a + 255
+  trace.end(Phase::kSetup);
 
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp, both CTAs
     if (elect_one_sync()) {
+      trace.begin_elected(Phase::kProducer);
       RingPos stage;  // carries on across tiles; waits for phase parity stage.phase ^ 1 ("empty")
       for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
         const CtaTile tile = cta_tile_2sm(scheduled_tile(cluster, i, num_clusters), int(cta_rank), m, n);
         for (int kt = 0; kt < num_k_tiles; ++kt) {
           // A fresh barrier counts its previous (nonexistent) phase, parity 1, as complete, so
           // the first lap over the ring does not wait.
+          trace.begin_elected(Phase::kWaitMmaDone, stage.slot);
           mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1);  // the MMAs that read it are done
+          trace.end_elected(Phase::kWaitMmaDone, stage.slot);
           // Both CTAs' copies complete on the leader's tma_full_bar (§9.7.9.25.5.2); its single
           // arrival announces the pair's bytes (see step 05).
           if (is_leader) mbarrier_arrive_expect_tx(tma_full_bar(stage.slot), PAIR_STAGE_BYTES);
@@ -254,26 +264,34 @@ __global__ void __launch_bounds__(NUM_THREADS)
       }
       // Drain, as in step 05: wait until the MMAs have released every stage, as if loading
       // NUM_STAGES more k-tiles; nothing else waits for the last commits' arrivals here.
+      trace.begin_elected(Phase::kDrain);
       for (int s = 0; s < NUM_STAGES; ++s) {
         mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1);
         stage.advance(NUM_STAGES);
       }
+      trace.end_elected(Phase::kDrain);
+      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp, leader only
     if (is_leader && elect_one_sync()) {
+      trace.begin_elected(Phase::kMma);
       RingPos stage;  // the smem ring, in step with the producers: waits for parity stage.phase ("full")
       RingPos accum;  // the accumulator ring: waits for parity accum.phase ^ 1 ("empty")
       for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
         // Both CTAs' epilogues must be done reading this accumulator (tile i - 2) before the
         // first MMA below overwrites it. A fresh tmem_empty_bar passes parity 1: both
         // accumulators start empty.
+        trace.begin_elected(Phase::kWaitTmemEmpty, accum.slot);
         mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
         tcgen05_fence_after_thread_sync();
         const uint32_t d_tmem = tmem_offset(tmem_base, 0, uint32_t(accum.slot * BLOCK_N));
+        trace.end_elected(Phase::kWaitTmemEmpty, accum.slot);
         for (int kt = 0; kt < num_k_tiles; ++kt) {
+          trace.begin_elected(Phase::kWaitTmaFull, stage.slot);
           mbarrier_wait_parity(tma_full_bar(stage.slot), stage.phase);  // both CTAs' halves have landed
           tcgen05_fence_after_thread_sync();
+          trace.end_elected(Phase::kWaitTmaFull, stage.slot);
           for (int j = 0; j < BLOCK_K / ATOM_K; ++j)
             for (int ks = 0; ks < ATOM_K / MMA_K; ++ks) {  // K step ks: +32 bytes inside the 128-byte row
               const uint64_t a_desc = make_smem_desc(a_tile(stage.slot) + j * ATOM_COLUMN_A + ks * 32, 16, SBO_SW128,
@@ -295,22 +313,28 @@ __global__ void __launch_bounds__(NUM_THREADS)
       // Drain: wait until the epilogues of both CTAs have released both accumulators, as if
       // starting NUM_ACCUMULATORS more tiles. Nothing else waits for the last tiles' arrivals on
       // tmem_empty_bar, which the peer's warps send into this CTA; after this, none is in flight.
+      trace.begin_elected(Phase::kDrain);
       for (int a = 0; a < NUM_ACCUMULATORS; ++a) {
         mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
         accum.advance(NUM_ACCUMULATORS);
       }
+      trace.end_elected(Phase::kDrain);
+      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5, both CTAs
     // This CTA's accumulator row i (output row m0 + i) is TMEM lane i (M = 256 over the pair,
     // data-path layout A); warp w may only read lanes 32*(w%4)..+31: warps 2, 3, 4, 5 take lane
     // quarters 2, 3, 0, 1 (§9.7.16.8.1).
+    trace.begin(Phase::kEpilogue);
     const int quarter = warp % 4;
     RingPos accum;  // waits for parity accum.phase ("full")
     for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
       const CtaTile tile = cta_tile_2sm(scheduled_tile(cluster, i, num_clusters), int(cta_rank), m, n);
+      trace.begin(Phase::kWaitTmemFull, accum.slot);
       mbarrier_wait_parity(tmem_full_bar(accum.slot), accum.phase);  // this tile's MMAs are complete
       tcgen05_fence_after_thread_sync();
+      trace.end(Phase::kWaitTmemFull, accum.slot);
       const uint32_t acc_tmem = tmem_offset(tmem_base, uint32_t(quarter * 32), uint32_t(accum.slot * BLOCK_N));
       const int row = tile.m0 + quarter * 32 + lane;
       for (int col = 0; col < BLOCK_N; col += 16) {
@@ -328,14 +352,17 @@ __global__ void __launch_bounds__(NUM_THREADS)
       if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
       accum.advance(NUM_ACCUMULATORS);
     }
+    trace.end(Phase::kEpilogue);
   }
 
+  trace.begin(Phase::kTeardown);
   // As in step 05: every warp of BOTH CTAs must be done with TMEM before the pair's allocation
   // is freed, and no CTA may exit while its peer can still reach its shared memory.
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
   if (warp == 1) tmem_dealloc_2sm(tmem_base, TMEM_COLS);
+  trace.end(Phase::kTeardown);
 }
 
 // A 2-D view of a row-major rows x K BF16 matrix whose box is one 128B-swizzled atom column:
@@ -369,7 +396,7 @@ void launch(const GemmArgs& g) {
   d.block = dim3(NUM_THREADS);
   d.cluster = dim3(CLUSTER_SIZE, 1, 1);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
-  launch_kernel(gemm_kernel, d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k);
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, g.c, g.m, g.n, g.k, g.trace);
 }
 
 }  // namespace TCG_BUILD_NS

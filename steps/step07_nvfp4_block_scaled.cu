@@ -135,9 +135,14 @@ __device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int 
   }
 }
 
+template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
     gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k) {
+                const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k,
+                const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace, as in step 04 (docs/tracing.md).
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
   const uint32_t smem_base = smem_addr(smem);
   auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
@@ -168,6 +173,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = *tmem_slot;
+  trace.end(Phase::kSetup);
 
   const int num_ksteps = k / MMA_K;                  // K % 64 == 0
   const int num_k_tiles = ceil_div(num_ksteps, KSTEPS);
@@ -177,6 +183,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp
     if (elect_one_sync()) {
+      trace.begin_elected(Phase::kProducer);
       // This tile's scale atoms: row block m0/128 (n0/128), atoms K-first, so the atoms of
       // k-steps kt*4 .. kt*4+3 are consecutive 512-byte blocks.
       const uint32_t sfa_row_block = uint32_t(m0) / kSfAtomRows, sfb_row_block = uint32_t(n0) / kSfAtomRows;
@@ -185,7 +192,9 @@ __global__ void __launch_bounds__(NUM_THREADS)
         const int s = kt % NUM_STAGES;
         const uint32_t sf_bytes_a = ksteps_of(kt) * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;
         const uint32_t sf_bytes_b = ksteps_of(kt) * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;
+        trace.begin_elected(Phase::kWaitMmaDone, s);
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        trace.end_elected(Phase::kWaitMmaDone, s);
         mbarrier_arrive_expect_tx(tma_full_bar(s), AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b);
         tma_load_2d(a_tile(s), &tmap_a, kt * BLOCK_K / 2, m0, tma_full_bar(s));
         tma_load_2d(b_tile(s), &tmap_b, kt * BLOCK_K / 2, n0, tma_full_bar(s));
@@ -196,20 +205,26 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
       // Drain, as in step 04: wait until the MMAs have released every stage.
+      trace.begin_elected(Phase::kDrain);
       for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES; ++kt) {
         const int s = kt % NUM_STAGES;
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
+      trace.end_elected(Phase::kDrain);
+      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp
     if (elect_one_sync()) {
+      trace.begin_elected(Phase::kMma);
       uint32_t full_parity = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
+        trace.begin_elected(Phase::kWaitTmaFull, s);
         mbarrier_wait_parity(tma_full_bar(s), full_parity);
         tcgen05_fence_after_thread_sync();
+        trace.end_elected(Phase::kWaitTmaFull, s);
         const uint32_t sf_cols = SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
         for (int ks = 0; ks < ksteps_of(kt); ++ks) {
           // Scales of k-step ks: one atom per 128 rows -> 4 TMEM columns, lanes 0..127.
@@ -234,11 +249,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
       mma_commit(mainloop_done_bar);
+      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5
+    trace.begin(Phase::kEpilogue);
+    trace.begin(Phase::kWaitMainloopDone);
     mbarrier_wait_parity(mainloop_done_bar, 0);
     tcgen05_fence_after_thread_sync();
+    trace.end(Phase::kWaitMainloopDone);
     const int quarter = warp % 4;
     const int row = m0 + quarter * 32 + lane;
     for (int col = 0; col < BLOCK_N; col += 16) {
@@ -248,12 +267,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
       store_c_chunk8_f16(c, m, n, row, n0 + col, r);
       store_c_chunk8_f16(c, m, n, row, n0 + col + 8, r + 8);
     }
+    trace.end(Phase::kEpilogue);
   }
 
+  trace.begin(Phase::kTeardown);
   tcgen05_fence_before_thread_sync();
   __syncthreads();
   tcgen05_fence_after_thread_sync();
   if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
 }
 
 // A 2-D byte view of a rows x K packed-E2M1 matrix (K/2 bytes per row) whose box is one 128-byte
@@ -283,7 +305,8 @@ void launch(const GemmArgs& g) {
   d.grid = dim3(unsigned(ceil_div(g.m, BLOCK_M) * ceil_div(g.n, BLOCK_N)));
   d.block = dim3(NUM_THREADS);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
-  launch_kernel(gemm_kernel, d, g.stream, tmap_a, tmap_b, f.sfa, f.sfb, f.c, g.m, g.n, g.k);
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, f.sfa, f.sfb, f.c, g.m, g.n, g.k,
+                g.trace);
 }
 
 }  // namespace TCG_BUILD_NS

@@ -6,6 +6,10 @@
 #     steps UTCHMMA (tcgen05.mma) a multiple of 4 times (4 MMAs of K = 16 per 64-wide k-tile,
 #     however the compiler unrolls the loop), UTCBAR (tcgen05.commit), LDTM (tcgen05.ld),
 #     UTMALDG (TMA); for steps 05 and 06 their .2CTA forms and the cluster barrier.
+#   * zero cost of the timeline annotations (--trace, docs/tracing.md): every kernel is a
+#     template on bool kTrace, and in every architecture the object holds, the untraced
+#     instantiation (mangled ILb0E) reads no %globaltimer (SR_GLOBALTIMER*) while the traced one
+#     (ILb1E) does: a stamp that survived in the kernel every timed launch runs would show here.
 # This catches what the emulator cannot: a PTX wrapper whose instruction differs from its
 # emulator twin (a missing .cta_group::2, a commit without .multicast, ...) still compiles,
 # and the emulator would never know. cuobjdump/nvdisasm come from the CUDA toolkit or from the
@@ -36,7 +40,8 @@ bad=0
 for step in "$@"; do
   obj=build/$step.gpu.o
   [ -f "$obj" ] || { echo "FAIL $step: $obj missing (make $step first)"; bad=1; continue; }
-  ops=$(cuobjdump -sass "$obj" | sed -nE 's#^\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P[0-9T] )?([A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*).*#\2#p')
+  sass=$(cuobjdump -sass "$obj")
+  ops=$(sed -nE 's#^\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P[0-9T] )?([A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*).*#\2#p' <<<"$sass")
   [ -n "$ops" ] || { echo "FAIL $step: no SASS found in $obj"; bad=1; continue; }
   problems=()
   # Local memory: spills and stack arrays.
@@ -61,6 +66,18 @@ for step in "$@"; do
       summary+=("${e%\$} x$n")
     fi
   done
+  # %globaltimer reads per (architecture, function): "sm_90 _ZN3gpu11gemm_kernelILb1E... 30".
+  timers=$(awk '/^arch = /{a=$3} /Function : /{f=a" "$3; n[f]+=0} /SR_GLOBALTIMER/{n[f]++} END{for (f in n) print f, n[f]}' <<<"$sass")
+  if ! grep -q 'ILb0E' <<<"$timers" || ! grep -q 'ILb1E' <<<"$timers"; then
+    problems+=("no gemm_kernel<false> / <true> pair (the kernel must be a template on bool kTrace)")
+  else
+    on=$(awk '$2 ~ /ILb1E/ {s += $3} END{print s+0}' <<<"$timers")
+    while read -r arch fn n; do problems+=("$arch: the untraced ${fn:0:40}... reads %globaltimer $n times"); done \
+      < <(awk '$2 ~ /ILb0E/ && $3 > 0' <<<"$timers")
+    while read -r arch fn n; do problems+=("$arch: the traced ${fn:0:40}... reads no %globaltimer"); done \
+      < <(awk '$2 ~ /ILb1E/ && $3 == 0' <<<"$timers")
+    summary+=("%globaltimer: kernel<false> x0, kernel<true> x$on")
+  fi
   if [ ${#problems[@]} -eq 0 ]; then
     echo "ok    $step: no local memory; ${summary[*]}"
   else

@@ -146,6 +146,12 @@ def page(args, model, pub, params, params_note):
     L.append("")
     L += notes
     L.append("")
+    L.append("Why a step misses (the model mostly errs on the fast side: what it leaves out only costs "
+             "time), and what bounds each step in the model: [timing_model.md, \"Predictions "
+             "against published figures\"](%s#predictions-against-published-figures). No "
+             "parameter was changed to bring a step closer." % rel(
+                 os.path.join(ROOT, "docs", "timing_model.md"), out_dir))
+    L.append("")
     L.append("## NVFP4 step 07, the competition shapes")
     L.append("")
     L.append("Speed of light (SOL): max(FP4 math time, DRAM time) at 1.5 GHz, as the task "

@@ -111,9 +111,9 @@ double tflops(const Options& o, double ms);  // 2*M*N*K / time
 // "13.1.0": the cuBLAS library's version (cuBLASLt ships with it and has the same one).
 std::string cublas_version();
 
-// --trace FILE (harness_trace.cpp, docs/tracing.md): one more launch of the step, with
-// GemmArgs::trace enabled so that it runs the traced kernel instantiation, after a flush of L2 as
-// before each timed launch; its records become FILE. `args` is the launch the run verified.
+// --trace FILE (harness_trace.cpp, docs/tracing.md): more launches of the step, queued like the
+// timed ones (L2 flushed before each), with GemmArgs::trace enabled so that they run the traced
+// kernel instantiation; the records of the last one become FILE. `args` is the launch the run verified.
 // Returns 0, or after a one-line message 2 (bad use: no traced CTA is in the grid, FILE cannot
 // be written) or 1 (the kernel's annotations do not pair up; the spans that do are written).
 int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,

@@ -8,7 +8,9 @@
 // makes in warp-uniform code (recorded by lane 0), stream kTraceElectedStream those in code that
 // one elected thread runs alone (recorded by that thread): two recording threads, so two streams
 // that never share a counter. Record 0 of a stream is its header (TraceStreamHeader); records
-// 1 .. stored follow in the order they were made. The harness zeroes the buffer before the launch.
+// 1, 2, ... follow in the order they were made, up to the first whose stamp is 0. The harness
+// zeroes the buffer before the launch (%globaltimer is never 0). Per annotation the kernel reads
+// the timer and stores one record: nothing else, so that tracing disturbs the kernel little.
 #pragma once
 #include <cuda_runtime_api.h>  // __host__ __device__ for g++ too
 
@@ -30,6 +32,7 @@ constexpr uint32_t kTraceElectedStream = 1;  // elected-thread code: that thread
 // the coarse records that follow).
 constexpr uint32_t kTraceCoarseReserve = 16;
 constexpr uint32_t kTraceMinCapacity = 2 * kTraceCoarseReserve;
+constexpr uint32_t kTraceMaxCapacity = 1u << 15;  // the recorder counts records in 16 bits
 
 // What a kernel annotates. A wait span covers the mbarrier wait and the tcgen05 fence that
 // completes its acquire, when one follows. The coarse phases (one span per warp and role) are recorded on the GPU
@@ -94,13 +97,12 @@ struct alignas(16) TraceRecord {
   uint32_t what;             // uint32_t(Phase) << 1 | 1 for begin, 0 for end
   uint32_t arg;
 };
-// Record 0 of each stream: stored and smid are rewritten with every record, dropped with every
-// annotation that is dropped.
+// Record 0 of each stream: written when the kernel starts (smid) and when an annotation is
+// dropped.
 struct alignas(16) TraceStreamHeader {
-  uint32_t stored;   // records 1 .. stored are valid
-  uint32_t smid;     // %smid of the recording thread: the SM the CTA ran on
+  uint32_t smid;     // %smid: the SM the CTA ran on
   uint32_t dropped;  // annotations that found the stream full (fine spans past the reserve)
-  uint32_t unused;
+  uint32_t unused[2];
 };
 static_assert(sizeof(TraceRecord) == 16 && sizeof(TraceStreamHeader) == 16, "16-byte records");
 
@@ -125,7 +127,8 @@ __host__ __device__ inline bool trace_admit(uint32_t stored, uint32_t& skipped, 
 // Passed by value to a traced kernel (a __grid_constant__ parameter). Default: tracing off.
 struct TraceBuf {
   TraceRecord* records = nullptr;  // device memory, num_ctas * kTraceMaxWarps * kTraceStreams * capacity
-  uint32_t capacity = 0;           // records per stream, header included (>= kTraceMinCapacity)
+  uint32_t capacity = 0;           // records per stream, header included (kTraceMinCapacity ..
+                                   // kTraceMaxCapacity; the whole buffer below 2^32 records)
   uint32_t num_ctas = 0;           // how many of cta_ids are used; 0: off
   uint32_t cta_ids[kTraceMaxCtas] = {};  // linear CTA indices (blockIdx.x + gridDim.x * (...))
 

@@ -33,29 +33,24 @@ struct FakeLaunch {
 class FakeStream {
  public:
   FakeStream(FakeLaunch& l, uint32_t slot, uint32_t warp, uint32_t stream, uint32_t smid = 7)
-      : l_(l), base_(l.records.data() + l.layout.stream_offset(slot, warp, stream)), smid_(smid) {}
+      : l_(l), base_(l.records.data() + l.layout.stream_offset(slot, warp, stream)) {
+    reinterpret_cast<TraceStreamHeader*>(base_)->smid = smid;
+  }
   FakeStream& begin(Phase p, uint64_t t, uint32_t arg = 0) { return add(p, true, t, arg); }
   FakeStream& end(Phase p, uint64_t t, uint32_t arg = 0) { return add(p, false, t, arg); }
 
  private:
   // What PhaseTrace::record does.
   FakeStream& add(Phase p, bool is_begin, uint64_t t, uint32_t arg) {
-    TraceStreamHeader h;
-    std::memcpy(&h, base_, sizeof h);
-    if (trace_admit(h.stored, skipped_, l_.layout.capacity, p, is_begin)) {
-      ++h.stored;
-      base_[h.stored] = TraceRecord{t, uint32_t(p) << 1 | uint32_t(is_begin), arg};
-      h.smid = smid_;
-    } else {
-      ++h.dropped;
-    }
-    std::memcpy(base_, &h, sizeof h);
+    if (trace_admit(stored_, skipped_, l_.layout.capacity, p, is_begin))
+      base_[++stored_] = TraceRecord{t, uint32_t(p) << 1 | uint32_t(is_begin), arg};
+    else
+      ++reinterpret_cast<TraceStreamHeader*>(base_)->dropped;
     return *this;
   }
   FakeLaunch& l_;
   TraceRecord* base_;
-  uint32_t smid_;
-  uint32_t skipped_ = 0;
+  uint32_t stored_ = 0, skipped_ = 0;
 };
 
 const trace::Span* find(const trace::Trace& t, uint32_t cta, int track, const std::string& name) {
@@ -177,24 +172,39 @@ TEST_CASE("trace_from_records: broken annotations are errors, their spans left o
     CHECK(g.trace.spans[0].name == "mma");
     CHECK(g.trace.spans[0].dur_ns == 100);
   }
-  SUBCASE("an unknown phase, a header beyond the capacity") {
+  SUBCASE("an unknown phase") {
     FakeLaunch l({0}, 32);
     TraceRecord* s = l.records.data() + l.layout.stream_offset(0, 4, kTraceWarpStream);
     s[1] = TraceRecord{100, uint32_t(Phase::kCount) << 1 | 1, 0};
-    s[0] = TraceRecord{};
-    reinterpret_cast<TraceStreamHeader*>(s)->stored = 1000;  // the stream holds 31
     const GpuTrace g = l.convert();
-    CHECK(any_error_contains(g, "unknown phase"));
-    CHECK(any_error_contains(g, "the header claims 1000 records, the stream holds 31"));
+    REQUIRE(g.errors.size() == 1);
+    CHECK(any_error_contains(g, "CTA 0, warp 4: record 1 has an unknown phase"));
   }
+}
+
+TEST_CASE("trace_from_records: a stream ends at its first zero stamp, or at its capacity") {
+  FakeLaunch l({0}, 32);
+  TraceRecord* s = l.records.data() + l.layout.stream_offset(0, 0, kTraceWarpStream);
+  s[1] = TraceRecord{100, uint32_t(Phase::kSetup) << 1 | 1, 0};
+  s[2] = TraceRecord{150, uint32_t(Phase::kSetup) << 1, 0};
+  s[4] = TraceRecord{900, uint32_t(Phase::kEpilogue) << 1 | 1, 0};  // after the end: not read
+  // Stream 1 of warp 1: full to the last record, no zero stamp after it.
+  TraceRecord* f = l.records.data() + l.layout.stream_offset(0, 1, kTraceElectedStream);
+  for (uint32_t i = 1; i < 32; ++i) f[i] = TraceRecord{200 + i, uint32_t(Phase::kMma) << 1 | (i % 2), 0};
+  f[31] = TraceRecord{300, uint32_t(Phase::kTeardown) << 1 | 1, 0};  // begun, never ended
+  const GpuTrace g = l.convert();
+  CHECK(g.records == 2 + 31);
+  REQUIRE(g.errors.size() == 1);
+  CHECK(any_error_contains(g, "\"teardown\" begun at +0.200 us never ended"));
+  CHECK(g.trace.spans.size() == 1 + 15);
 }
 
 TEST_CASE("trace_from_records: full streams drop fine spans whole and count them") {
   const uint32_t cap = kTraceMinCapacity;  // 32 records: 31 after the header
   FakeLaunch l({0, 1}, cap);
   FakeStream st(l, 0, 1, kTraceElectedStream);
-  st.begin(Phase::kMma, 0);
-  uint64_t t = 10;
+  st.begin(Phase::kMma, 1000);  // stamps are never 0: a zero stamp ends a stream
+  uint64_t t = 1010;
   for (uint32_t kt = 0; kt < 40; ++kt, t += 10) st.begin(Phase::kWaitTmaFull, t, kt % 4).end(Phase::kWaitTmaFull, t + 5, kt % 4);
   // Nested fine spans reaching into the reserve: kept or dropped whole.
   st.begin(Phase::kKTile, t).begin(Phase::kLoadTiles, t + 1).end(Phase::kLoadTiles, t + 2).end(Phase::kKTile, t + 3);

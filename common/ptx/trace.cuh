@@ -55,9 +55,18 @@ class PhaseTrace {
     if constexpr (kTrace) {
       const uint32_t cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
       const uint32_t thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-      lane0_ = thread % 32 == 0;
       for (uint32_t i = 0; i < buf.num_ctas && i < kTraceMaxCtas; ++i)
-        if (buf.cta_ids[i] == cta) warp_base_ = buf.records + buf.stream_offset(i, thread / 32, kTraceWarpStream);
+        if (buf.cta_ids[i] == cta) {
+          const uint32_t base = uint32_t(buf.stream_offset(i, thread / 32, kTraceWarpStream));
+          warp_stream_ = thread % 32 == 0 ? base : kNone;
+          elected_stream_ = base + kTraceElectedStream * buf.capacity;
+        }
+      if (warp_stream_ != kNone) {  // lane 0 of a traced CTA: which SM, in both stream headers
+        uint32_t smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        reinterpret_cast<TraceStreamHeader*>(buf.records + warp_stream_)->smid = smid;
+        reinterpret_cast<TraceStreamHeader*>(buf.records + elected_stream_)->smid = smid;
+      }
     }
 #endif
   }
@@ -67,9 +76,7 @@ class PhaseTrace {
     (void)arg;
     if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, true, TCG_AT);
 #else
-    if constexpr (kTrace) {
-      if (lane0_) record(kTraceWarpStream, p, true, arg);
-    }
+    if constexpr (kTrace) record(warp_stream_, counts_[kTraceWarpStream], p, true, arg);
 #endif
   }
   TCG_DEV void end(Phase p, uint32_t arg = 0 TCG_LOC) {
@@ -77,9 +84,7 @@ class PhaseTrace {
     (void)arg;
     if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, false, TCG_AT);
 #else
-    if constexpr (kTrace) {
-      if (lane0_) record(kTraceWarpStream, p, false, arg);
-    }
+    if constexpr (kTrace) record(warp_stream_, counts_[kTraceWarpStream], p, false, arg);
 #endif
   }
   TCG_DEV void begin_elected(Phase p, uint32_t arg = 0 TCG_LOC) {
@@ -87,7 +92,7 @@ class PhaseTrace {
     (void)arg;
     if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, true, TCG_AT);
 #else
-    if constexpr (kTrace) record(kTraceElectedStream, p, true, arg);
+    if constexpr (kTrace) record(elected_stream_, counts_[kTraceElectedStream], p, true, arg);
 #endif
   }
   TCG_DEV void end_elected(Phase p, uint32_t arg = 0 TCG_LOC) {
@@ -95,33 +100,34 @@ class PhaseTrace {
     (void)arg;
     if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, false, TCG_AT);
 #else
-    if constexpr (kTrace) record(kTraceElectedStream, p, false, arg);
+    if constexpr (kTrace) record(elected_stream_, counts_[kTraceElectedStream], p, false, arg);
 #endif
   }
 
  private:
 #if !defined(TCG_SIM)
-  // Appends one record to `stream` of this warp, then rewrites the stream's header (plain stores:
-  // nothing waits for them). Fine spans are kept or dropped whole (trace_admit, trace_buf.h).
-  TCG_DEV void record(uint32_t stream, Phase p, bool is_begin, uint32_t arg) {
-    if (warp_base_ == nullptr) return;  // this CTA is not traced
+  // Few registers: the traced kernel must fit the untraced one's register budget (no spills),
+  // and every register it takes from the kernel can slow the kernel down (docs/tracing.md).
+  static constexpr uint32_t kNone = ~0u;
+  uint32_t warp_stream_ = kNone;     // header index of this warp's kTraceWarpStream, if this
+                                     // thread (lane 0 of a traced CTA) records it
+  uint32_t elected_stream_ = kNone;  // header index of this warp's kTraceElectedStream (traced CTA)
+  uint32_t counts_[kTraceStreams] = {0, 0};  // per stream: records stored | skipped << 16
+
+  // Appends one record to the stream whose header is records[header]: one timer read and one
+  // 16-byte store (nothing waits for it). Fine spans are kept or dropped whole (trace_admit).
+  TCG_DEV void record(uint32_t header, uint32_t& counts, Phase p, bool is_begin, uint32_t arg) {
+    if (header == kNone) return;  // this thread records nothing
     const uint64_t stamp = globaltimer();
-    TraceRecord* s = warp_base_ + stream * buf_.capacity;
-    if (trace_admit(stored_[stream], skipped_[stream], buf_.capacity, p, is_begin)) {
-      ++stored_[stream];
-      s[stored_[stream]] = TraceRecord{stamp, uint32_t(p) << 1 | uint32_t(is_begin), arg};
-      uint32_t smid;
-      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));  // the SM this CTA runs on
-      *reinterpret_cast<uint2*>(s) = make_uint2(stored_[stream], smid);
+    uint32_t stored = counts & 0xFFFFu, skipped = counts >> 16;
+    if (trace_admit(stored, skipped, buf_.capacity, p, is_begin)) {
+      ++stored;
+      buf_.records[header + stored] = TraceRecord{stamp, uint32_t(p) << 1 | uint32_t(is_begin), arg};
     } else {
-      ++reinterpret_cast<TraceStreamHeader*>(s)->dropped;  // rare: counted in memory, not a register
+      ++reinterpret_cast<TraceStreamHeader*>(buf_.records + header)->dropped;  // rare
     }
+    counts = stored | skipped << 16;
   }
-  // Few registers: the traced kernel must fit the untraced one's register budget (no spills).
-  TraceRecord* warp_base_ = nullptr;  // stream kTraceWarpStream of this warp; null: not traced
-  bool lane0_ = false;
-  uint32_t stored_[kTraceStreams] = {0, 0};
-  uint32_t skipped_[kTraceStreams] = {0, 0};
 #endif
   const TraceBuf& buf_;
 };

@@ -212,9 +212,8 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
 
   // As in the timing loop: several launches queued back to back, each with the records zeroed
   // (%globaltimer is never 0, so a zero stamp ends a stream) and L2 flushed first; the last one is
-  // the one recorded and timed. The earlier ones load the traced code (CUDA loads kernels
-  // lazily) and keep the GPU busy, so that its clocks are those of the timed launches; a traced
-  // launch after an idle host round trip ran ~15% slower on an H100 than one in such a queue.
+  // the one recorded and timed. The earlier ones load the traced code (CUDA loads kernels lazily)
+  // and put the GPU in the state the timed launches ran in.
   GemmArgs traced = args;
   traced.trace = layout;
   Event start, stop;

@@ -280,6 +280,11 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   const double ours_tflops = tflops(o, ours.median_ms);
   std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n",
               ours.median_ms, ours.launches, ours_tflops);
+  // --trace: the traced kernel, right after the untraced one was timed (every launch above ran
+  // the untraced one) and before cuBLASLt.
+  const int trace_rc = o.trace_path.empty()
+                           ? 0
+                           : trace_on_gpu(spec, o, launch, args, stream.get(), flush, gpu, ours.median_ms);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = gpu.name;
@@ -302,10 +307,6 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
     std::printf("cuBLASLt: not timed (%s)\n",
                 lt_capable ? fp16_gemm->why().c_str() : "no FP4 matmul on this GPU");
   }
-  // --trace: one more launch, of the traced kernel; every launch above ran the untraced one.
-  const int trace_rc = o.trace_path.empty()
-                           ? 0
-                           : trace_on_gpu(spec, o, launch, args, stream.get(), flush, gpu, ours.median_ms);
   const int rc = finish(spec, o, o.check ? &vr : nullptr, row);
   return rc != 0 ? rc : trace_rc;
 }

@@ -45,6 +45,14 @@ $(BUILD)/common/%.o: common/%.cpp | $(BUILD)/common
 $(BUILD)/sim/%.o: common/sim/%.cpp | $(BUILD)/sim
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
+# The objects that print TCG_GIT_REV are rebuilt when the revision changes (CSV rows and traces
+# name the revision that built them): the stamp file is rewritten only when its content differs.
+$(BUILD)/git_rev.stamp: FORCE | $(BUILD)
+	@echo '$(GIT_REV)' | cmp -s - $@ || echo '$(GIT_REV)' > $@
+$(BUILD)/common/harness.o $(BUILD)/common/harness_trace.o: $(BUILD)/git_rev.stamp
+.PHONY: FORCE
+FORCE:
+
 # $(1) = stepNN, $(2) = source
 define STEP_RULES
 $(1): $(BUILD)/$(1).gpu.o $(BUILD)/$(1).sim.o $(COMMON_OBJS)

@@ -10,6 +10,8 @@
 #                           on one page); step 06 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048.
+#   timeline_step00_h100.png  step 00's GPU trace, results/traces/step00_h100.json (%globaltimer
+#                           on an H100, measured; the first 12 us of CTAs 0 and 1).
 #                           Binaries without --predict/--trace: timelines skipped with a note.
 #
 # Usage: plots/make_plots.sh [options]      (make plots builds the steps first)
@@ -56,6 +58,12 @@ trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   esac
 }
 
+gpu_trace=$results/traces/step00_h100.json
+if [ "$timelines" = 1 ] && [ -f "$gpu_trace" ]; then
+  python3 plots/timeline.py "$gpu_trace" --out "$out/timeline_step00_h100.png" --ctas 2 --tmax 12 \
+    --title "step 00 on an H100 (%globaltimer, measured): M=N=K=4096, CTAs 0 and 1, the first 12 us" \
+    || fail=1
+fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT

@@ -8,10 +8,12 @@
 // complete event ("ph": "X") with "ts" and "dur" in microseconds (fractions allowed), "pid" = the
 // traced CTA (named "CTA <linear index>" by a process_name metadata event) and "tid" = its track
 // (named by a thread_name metadata event). Tracks:
-//   tid 0..63     warp <tid>, one track per warp (its lane 0, or its elected lane), e.g.
-//                 "warp 1 (MMA)"; phase spans (setup, mainloop, epilogue, teardown) contain
-//                 the warp's own waits, issues, loads and stores: spans of one track nest and
-//                 never partly overlap;
+//   tid 0..63     warp tracks. Emulator: tid = the warp index, one track per warp (lane 0),
+//                 e.g. "warp 1 (mma)". GPU: tid = 2 x warp + stream, two tracks per warp: what
+//                 lane 0 records in warp-uniform code, and what an elected thread records alone
+//                 (docs/tracing.md), e.g. "warp 0 (elected, producer)". Phase spans (setup,
+//                 mainloop, epilogue, teardown) contain the warp's own waits, issues, loads and
+//                 stores: spans of one track nest and never partly overlap;
 //   tid 100+i     asynchronous engines, one track per engine and slot, e.g. "TMA in flight #2",
 //                 "tensor core": an operation in flight from issue to completion. Overlapping
 //                 operations of one engine go to separate slots, so these tracks nest too.

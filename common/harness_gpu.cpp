@@ -172,6 +172,29 @@ Timing time_launches(const std::function<void()>& launch, cudaStream_t stream,
 
 // Calls the step's launcher and checks that the launch itself was accepted, naming the step as
 // the culprit rather than the harness line that noticed.
+Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
+                 cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
+                 int* trace_rc) {
+  const Timing ours = time_launches([&] { launch_step(launch, args); }, stream, flush, o.warmup, o.iters);
+  std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n", ours.median_ms,
+              ours.launches, tflops(o, ours.median_ms));
+  *trace_rc = o.trace_path.empty() ? 0 : trace_on_gpu(spec, o, launch, args, stream, flush, gpu, ours.median_ms);
+  return ours;
+}
+
+CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult* vr, const GpuInfo& gpu,
+                     const Timing& ours) {
+  CsvRecord row = base_record(spec, o, vr);
+  row.gpu = gpu.name;
+  row.sm_count = std::to_string(gpu.sm_count);
+  row.driver = driver_description();
+  row.cublas = cublas_version();
+  row.iterations = std::to_string(ours.launches);
+  row.median_ms = strf("%.6f", ours.median_ms);
+  row.tflops = strf("%.2f", tflops(o, ours.median_ms));
+  return row;
+}
+
 void launch_step(LaunchFn launch, const GemmArgs& args) {
   launch(args);
   try {
@@ -337,16 +360,9 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   int l2_bytes = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, gpu.index));
   const DeviceBuffer<unsigned char> flush(std::max<size_t>(2 * static_cast<size_t>(l2_bytes), 1));
-  const Timing ours =
-      time_launches([&] { launch_step(launch, args); }, stream.get(), flush, o.warmup, o.iters);
+  int trace_rc = 0;
+  const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, &trace_rc);
   const double ours_tflops = tflops(o, ours.median_ms);
-  std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n",
-              ours.median_ms, ours.launches, ours_tflops);
-  // --trace: the traced kernel, right after the untraced one was timed (every launch above ran
-  // the untraced one) and before cuBLAS, which runs the GPU at a higher power.
-  const int trace_rc = o.trace_path.empty()
-                           ? 0
-                           : trace_on_gpu(spec, o, launch, args, stream.get(), flush, gpu, ours.median_ms);
   // Our kernel has already run once untimed (the checked launch); give cuBLAS at least one
   // untimed call too, so its one-time setup is never timed.
   const Timing theirs =
@@ -356,14 +372,7 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   std::printf("cuBLAS:   %.4f ms = %.1f TFLOPS; this step reaches %.1f%% of cuBLAS\n",
               theirs.median_ms, theirs_tflops, 100.0 * ours_tflops / theirs_tflops);
 
-  CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
-  row.gpu = gpu.name;
-  row.sm_count = std::to_string(gpu.sm_count);
-  row.driver = driver_description();
-  row.cublas = cublas_version();
-  row.iterations = std::to_string(ours.launches);
-  row.median_ms = strf("%.6f", ours.median_ms);
-  row.tflops = strf("%.2f", ours_tflops);
+  CsvRecord row = gpu_record(spec, o, o.check ? &vr : nullptr, gpu, ours);
   row.cublas_tflops = strf("%.2f", theirs_tflops);
   row.ratio = strf("%.4f", ours_tflops / theirs_tflops);
   const int rc = finish(spec, o, o.check ? &vr : nullptr, row);

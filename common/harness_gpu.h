@@ -120,6 +120,18 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
                  double untraced_median_ms);
 
+// Times the step's kernel (time_launches, L2 flushed by `flush`), prints its "time:" line and,
+// with --trace, records the traced launch right away: after every untraced launch and before the
+// library's timing loop, which runs the GPU at a higher power. *trace_rc: trace_on_gpu's result
+// (0 without --trace).
+Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
+                 cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
+                 int* trace_rc);
+
+// The CSV row of a GPU run, with the device, driver, library and our timing filled in.
+CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult* vr, const GpuInfo& gpu,
+                     const Timing& ours);
+
 // The NVFP4 driver (harness_gpu_nvfp4.cpp); run_on_gpu hands NVFP4 steps to it.
 int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
 

@@ -275,25 +275,11 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   int l2_bytes = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, gpu.index));
   const DeviceBuffer<unsigned char> flush(std::max<size_t>(2 * static_cast<size_t>(l2_bytes), 1));
-  const Timing ours =
-      time_launches([&] { launch_step(launch, args); }, stream.get(), flush, o.warmup, o.iters);
+  int trace_rc = 0;
+  const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, &trace_rc);
   const double ours_tflops = tflops(o, ours.median_ms);
-  std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n",
-              ours.median_ms, ours.launches, ours_tflops);
-  // --trace: the traced kernel, right after the untraced one was timed (every launch above ran
-  // the untraced one) and before cuBLASLt.
-  const int trace_rc = o.trace_path.empty()
-                           ? 0
-                           : trace_on_gpu(spec, o, launch, args, stream.get(), flush, gpu, ours.median_ms);
 
-  CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
-  row.gpu = gpu.name;
-  row.sm_count = std::to_string(gpu.sm_count);
-  row.driver = driver_description();
-  row.cublas = cublas_version();
-  row.iterations = std::to_string(ours.launches);
-  row.median_ms = strf("%.6f", ours.median_ms);
-  row.tflops = strf("%.2f", ours_tflops);
+  CsvRecord row = gpu_record(spec, o, o.check ? &vr : nullptr, gpu, ours);
   if (lt_capable && fp16_gemm->ok()) {
     const Timing theirs = time_launches(
         [&] { fp16_gemm->run(a.get(), b.get(), c.get(), stream.get()); }, stream.get(), flush,

@@ -461,6 +461,22 @@ std::string deadlock_report(Scheduler& s) {
 }
 
 namespace {
+// Runs fiber f until it switches back. A fiber is started once with setcontext (a fresh stack
+// needs ucontext) and afterwards resumed with _longjmp, which, unlike swapcontext, does not save
+// and restore the signal mask with a system call on every switch.
+void switch_to(Scheduler& s, Fiber* f) {
+  s.cur = f;
+  g_stats.fiber_switches++;
+  if (_setjmp(s.main_jb) == 0) {
+    if (!f->started) {
+      f->started = true;
+      setcontext(&f->ctx);
+    }
+    _longjmp(f->jb, 1);
+  }
+  s.cur = nullptr;
+}
+
 // The timing model's run loop: always the earliest event (thread, asynchronous operation,
 // tcgen05 queue head); equal times in issue order. Deterministic: no seed is involved.
 void run_grid_timed(Scheduler& s) {
@@ -519,16 +535,7 @@ void run_grid_timed(Scheduler& s) {
     Fiber* f = e.f;
     while (!s.heap.empty() && !valid(s.heap.front())) pop();
     s.horizon = (s.heap.empty() ? f->t : std::max(f->t, s.heap.front().t)) + kLookaheadNs;
-    s.cur = f;
-    g_stats.fiber_switches++;
-    if (_setjmp(s.main_jb) == 0) {
-      if (!f->started) {
-        f->started = true;
-        setcontext(&f->ctx);
-      }
-      _longjmp(f->jb, 1);
-    }
-    s.cur = nullptr;
+    switch_to(s, f);
     if (f->state != FState::kDone && !stack_canary_ok(f->stack))
       throw SimError("tcsim: fiber stack overflow in " + who(*f) + " near " + loc(f->at) +
                      " (more than " + std::to_string(kStackBytes / 1024) + " KiB of stack)");
@@ -577,19 +584,7 @@ void run_grid(Scheduler& s) {
     }
     Fiber* f = s.runnable[s.rng.below(s.runnable.size())];
     g_heartbeat.fetch_add(1, std::memory_order_relaxed);
-    s.cur = f;
-    g_stats.fiber_switches++;
-    // A fiber is started once with setcontext (a fresh stack needs ucontext) and afterwards
-    // resumed with _longjmp, which, unlike swapcontext, does not save and restore the signal
-    // mask with a system call on every switch.
-    if (_setjmp(s.main_jb) == 0) {
-      if (!f->started) {
-        f->started = true;
-        setcontext(&f->ctx);
-      }
-      _longjmp(f->jb, 1);
-    }
-    s.cur = nullptr;
+    switch_to(s, f);
   }
 }
 

@@ -174,11 +174,13 @@ Timing time_launches(const std::function<void()>& launch, cudaStream_t stream,
 // the culprit rather than the harness line that noticed.
 Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
-                 int* trace_rc) {
+                 const void* checked_c, size_t c_bytes, size_t elem_bytes, int* trace_rc) {
   const Timing ours = time_launches([&] { launch_step(launch, args); }, stream, flush, o.warmup, o.iters);
   std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n", ours.median_ms,
               ours.launches, tflops(o, ours.median_ms));
-  *trace_rc = o.trace_path.empty() ? 0 : trace_on_gpu(spec, o, launch, args, stream, flush, gpu, ours.median_ms);
+  *trace_rc = o.trace_path.empty() ? 0
+                                    : trace_on_gpu(spec, o, launch, args, stream, flush, gpu, ours.median_ms,
+                                                   checked_c, c_bytes, elem_bytes);
   return ours;
 }
 
@@ -361,7 +363,8 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, gpu.index));
   const DeviceBuffer<unsigned char> flush(std::max<size_t>(2 * static_cast<size_t>(l2_bytes), 1));
   int trace_rc = 0;
-  const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, &trace_rc);
+  const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, out.data(), c.bytes(),
+                                sizeof(out[0]), &trace_rc);
   const double ours_tflops = tflops(o, ours.median_ms);
   // Our kernel has already run once untimed (the checked launch); give cuBLAS at least one
   // untimed call too, so its one-time setup is never timed.

@@ -1,11 +1,14 @@
 // harness_gpu.h — what the GPU drivers of the harness share: common/harness_gpu.cpp (the survey,
 // BF16 steps against cuBLAS) and common/harness_gpu_nvfp4.cpp (NVFP4 steps against cuBLASLt).
 // RAII owners of device memory, events and streams, the checked launch, the timing loop. Host
-// code only (g++); nothing here is unit-tested on its own (no GPU in CI).
+// code only (g++); nothing here is unit-tested on its own (no GPU in CI) except
+// first_bitwise_difference (tests/test_trace_gpu.cpp).
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -111,22 +114,32 @@ double tflops(const Options& o, double ms);  // 2*M*N*K / time
 // "13.1.0": the cuBLAS library's version (cuBLASLt ships with it and has the same one).
 std::string cublas_version();
 
+// Compares two row-major C matrices of `c_bytes` each, `n` columns of `elem_bytes` (1 to 8)
+// bytes, bit for bit: "" if identical, else the first differing element as
+// "C[row][col] is 0x... in the traced launch, 0x... in the checked one" (the bits of each, in hex).
+std::string first_bitwise_difference(const void* traced_c, const void* checked_c, size_t c_bytes,
+                                     size_t elem_bytes, int64_t n);
+
 // --trace FILE (harness_trace.cpp, docs/tracing.md): more launches of the step, queued like the
 // timed ones (L2 flushed before each), with GemmArgs::trace enabled so that they run the traced
-// kernel instantiation; the records of the last one become FILE. `args` is the launch the run verified.
+// kernel instantiation; the records of the last one become FILE. `args` is the launch the run
+// verified, and `checked_c` (`c_bytes`, elements of `elem_bytes`) the C it produced, on the host:
+// the traced launch's C must equal it bit for bit (same arithmetic, same order).
 // Returns 0, or after a one-line message 2 (bad use: no traced CTA is in the grid, FILE cannot
-// be written) or 1 (the kernel's annotations do not pair up; the spans that do are written).
+// be written) or 1 (the traced C differs from the checked one, or the kernel's annotations do
+// not pair up; FILE is still written, with the spans that do pair up).
 int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
-                 double untraced_median_ms);
+                 double untraced_median_ms, const void* checked_c, size_t c_bytes, size_t elem_bytes);
 
 // Times the step's kernel (time_launches, L2 flushed by `flush`), prints its "time:" line and,
 // with --trace, records the traced launch right away: after every untraced launch and before the
 // library's timing loop, which runs the GPU at a higher power. *trace_rc: trace_on_gpu's result
-// (0 without --trace).
+// (0 without --trace); `checked_c`, `c_bytes`, `elem_bytes`: the checked launch's C on the host,
+// passed on to trace_on_gpu.
 Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
-                 int* trace_rc);
+                 const void* checked_c, size_t c_bytes, size_t elem_bytes, int* trace_rc);
 
 // The CSV row of a GPU run, with the device, driver, library and our timing filled in.
 CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult* vr, const GpuInfo& gpu,

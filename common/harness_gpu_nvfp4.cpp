@@ -276,7 +276,8 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, gpu.index));
   const DeviceBuffer<unsigned char> flush(std::max<size_t>(2 * static_cast<size_t>(l2_bytes), 1));
   int trace_rc = 0;
-  const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, &trace_rc);
+  const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, out.data(), c.bytes(),
+                                sizeof(out[0]), &trace_rc);
   const double ours_tflops = tflops(o, ours.median_ms);
 
   CsvRecord row = gpu_record(spec, o, o.check ? &vr : nullptr, gpu, ours);

@@ -1,10 +1,12 @@
 // harness_trace.cpp — `--trace FILE` on a GPU (docs/tracing.md): a device buffer for the records
 // (common/trace_buf.h), extra launches of the traced kernel instantiation (kernel<true>, after the
-// verified and timed launches, which all ran kernel<false>; the last one is recorded), and the
-// conversion of the records into tcg::trace spans, checked and written as Chrome-trace JSON.
+// verified and timed launches, which all ran kernel<false>; the last one is recorded, and its C
+// compared bit for bit with the verified launch's), and the conversion of the records into
+// tcg::trace spans, checked and written as Chrome-trace JSON.
 //
 // trace_from_records is pure host code (declared in harness_internal.h, tested by
-// tests/test_trace_gpu.cpp on fake record buffers); trace_on_gpu talks to CUDA (harness_gpu.h).
+// tests/test_trace_gpu.cpp on fake record buffers), as is first_bitwise_difference (harness_gpu.h,
+// tested there too); trace_on_gpu talks to CUDA (harness_gpu.h).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -193,9 +195,28 @@ std::string cta_list(const std::vector<uint32_t>& ctas) {
 
 }  // namespace
 
+std::string first_bitwise_difference(const void* traced_c, const void* checked_c, size_t c_bytes,
+                                     size_t elem_bytes, int64_t n) {
+  if (std::memcmp(traced_c, checked_c, c_bytes) == 0) return "";
+  const auto* t = static_cast<const unsigned char*>(traced_c);
+  const auto* c = static_cast<const unsigned char*>(checked_c);
+  size_t i = 0;
+  while (t[i] == c[i]) ++i;
+  i /= elem_bytes;
+  uint64_t tb = 0, cb = 0;  // the element's bits (little-endian, as the GPU stores them)
+  for (size_t b = elem_bytes; b-- > 0;) {
+    tb = tb << 8 | t[i * elem_bytes + b];
+    cb = cb << 8 | c[i * elem_bytes + b];
+  }
+  const int digits = static_cast<int>(2 * elem_bytes);
+  return strf("C[%lld][%lld] is 0x%0*llx in the traced launch, 0x%0*llx in the checked one",
+              static_cast<long long>(i / size_t(n)), static_cast<long long>(i % size_t(n)), digits,
+              static_cast<unsigned long long>(tb), digits, static_cast<unsigned long long>(cb));
+}
+
 int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
-                 double untraced_median_ms) {
+                 double untraced_median_ms, const void* checked_c, size_t c_bytes, size_t elem_bytes) {
   const std::string prog = program_name(spec);
   if (o.trace_ctas.empty()) {
     std::fprintf(stderr, "%s: --trace: no CTA to trace (--trace-ctas is empty)\n", prog.c_str());
@@ -234,7 +255,20 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
   CUDA_CHECK(cudaEventElapsedTime(&traced_ms, start.get(), stop.get()));
   std::vector<TraceRecord> host(layout.total_records());
   CUDA_CHECK(cudaMemcpyAsync(host.data(), buf.get(), buf.bytes(), cudaMemcpyDeviceToHost, stream));
+  // The traced kernel's C: kernel<true> does the arithmetic of kernel<false> in the same order, so
+  // it must be the checked launch's C bit for bit.
+  std::vector<unsigned char> traced_c(c_bytes);
+  const void* dev_c = spec.operands == Operands::kNVFP4 ? static_cast<const void*>(args.fp4.c) : args.c;
+  CUDA_CHECK(cudaMemcpyAsync(traced_c.data(), dev_c, c_bytes, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
+  int rc = 0;
+  const std::string diff = first_bitwise_difference(traced_c.data(), checked_c, c_bytes, elem_bytes, o.n);
+  if (!diff.empty()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: --trace: the traced kernel's C differs from the checked launch's: %s\n",
+                 prog.c_str(), diff.c_str());
+    rc = 1;
+  }
 
   GpuTrace g = trace_from_records(layout, host.data());
   if (g.records == 0) {
@@ -288,7 +322,7 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
       std::fprintf(stderr, "%s: --trace: ... and %zu more\n", prog.c_str(), g.errors.size() - kShown);
     return 1;
   }
-  return 0;
+  return rc;
 }
 
 }  // namespace tcg::harness

@@ -2,13 +2,15 @@
 // a traced kernel leaves them (written here by a fake recorder that follows the kernel's rule,
 // trace_admit) turned into spans: nesting, times relative to the launch's first stamp, track
 // numbers and names, CTA names, broken annotations reported, dropped records counted, the
-// observed timer step; and trace_capacity.
+// observed timer step; trace_capacity; and first_bitwise_difference (the traced launch's C against
+// the checked one's).
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "common/harness_gpu.h"
 #include "common/harness_internal.h"
 
 using namespace tcg;
@@ -247,4 +249,21 @@ TEST_CASE("trace_capacity: 4096 records per stream, less when many CTAs are trac
   // The buffer of 64 CTAs stays within 64 MiB.
   CHECK(size_t(64) * kTraceMaxWarps * kTraceStreams * harness::trace_capacity(64) * sizeof(TraceRecord) <=
         (size_t(64) << 20));
+}
+
+TEST_CASE("first_bitwise_difference: the first element whose bits differ, as C[row][col] in hex") {
+  // A 3 x 4 C of 16-bit elements.
+  std::vector<uint16_t> checked(12), traced(12);
+  for (size_t i = 0; i < checked.size(); ++i) checked[i] = traced[i] = uint16_t(0x3f80 + i);
+  const size_t bytes = checked.size() * sizeof(uint16_t);
+  CHECK(harness::first_bitwise_difference(traced.data(), checked.data(), bytes, 2, 4).empty());
+  // Only the high byte of element 6 (row 1, column 2) differs, and element 9 too: the first is named.
+  traced[6] = uint16_t(checked[6] ^ 0x8000);
+  traced[9] = 0xffff;
+  CHECK(harness::first_bitwise_difference(traced.data(), checked.data(), bytes, 2, 4) ==
+        "C[1][2] is 0xbf86 in the traced launch, 0x3f86 in the checked one");
+  // +0 and -0 are equal as numbers but not bit for bit.
+  std::vector<float> zero{0.0f}, minus_zero{-0.0f};
+  CHECK(harness::first_bitwise_difference(minus_zero.data(), zero.data(), sizeof(float), 4, 1) ==
+        "C[0][0] is 0x80000000 in the traced launch, 0x00000000 in the checked one");
 }

@@ -9,9 +9,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <new>
+
+#include <unistd.h>
 
 #include "common/cuda_check.h"
 #include "common/harness_run.h"
@@ -207,8 +211,20 @@ VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
   return vr;
 }
 
+// "" if `path` can be written: an existing file that is writable, or a new one in a writable
+// directory; otherwise why not. Nothing is created or truncated.
+std::string writable_check(const std::string& path) {
+  if (::access(path.c_str(), F_OK) == 0)
+    return ::access(path.c_str(), W_OK) == 0 ? "" : "cannot write " + path + ": " + std::strerror(errno);
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return "cannot write " + path + " (" + dir + ": " + std::strerror(errno) + ")";
+  return "";
+}
+
 // The trace of the launch just emulated, written to o.trace_path; false (after a message) if
-// the file cannot be written.
+// the file cannot be written or no traced CTA was in the grid.
 bool write_emulator_trace(const StepSpec& spec, const Options& o) {
   tcg::trace::Trace t = tcsim::last_trace();
   t.meta["step"] = program_name(spec);
@@ -216,6 +232,16 @@ bool write_emulator_trace(const StepSpec& spec, const Options& o) {
                          static_cast<long long>(o.k));
   t.meta["git_rev"] = TCG_GIT_REV;
   t.meta["date"] = utc_iso8601(std::time(nullptr));
+  // A CTA of --trace-ctas that is not in the grid records nothing (every CTA that runs records
+  // at least its setup); as on the GPU, that is worth a line, and bad use when none recorded.
+  std::string silent;
+  for (uint32_t c : o.trace_ctas)
+    if (!t.cta_names.count(c)) silent += (silent.empty() ? "" : " ") + std::to_string(c);
+  if (t.cta_names.empty()) {
+    std::fprintf(stderr, "%s: --trace: none of the CTAs %s recorded anything (the grid has fewer CTAs?)\n",
+                 program_name(spec).c_str(), silent.c_str());
+    return false;
+  }
   const std::string err = tcg::trace::write_chrome_json(t, o.trace_path);
   if (!err.empty()) {
     std::fprintf(stderr, "%s: %s\n", program_name(spec).c_str(), err.c_str());
@@ -224,6 +250,7 @@ bool write_emulator_trace(const StepSpec& spec, const Options& o) {
   std::printf("trace:    wrote %s (%zu spans of CTAs", o.trace_path.c_str(), t.spans.size());
   for (const auto& [cta, name] : t.cta_names) std::printf(" %u", cta);
   std::printf("; B200 timing model clock)\n");
+  if (!silent.empty()) std::printf("trace:    CTAs %s recorded nothing (not in the grid)\n", silent.c_str());
   return true;
 }
 
@@ -306,6 +333,21 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       return 0;
     }
     Options o = parsed.options;
+    // The timing model covers the tcgen05 steps; step 00's mma.sync and plain global loads have
+    // no model worth a prediction (docs/timing_model.md).
+    if (o.predict && spec.arch != Arch::kSm100a) {
+      std::fprintf(stderr, "%s: --predict: the B200 timing model covers the tcgen05 steps (01-07), not this one\n",
+                   prog.c_str());
+      return 2;
+    }
+    // Refuse an unwritable trace file now, not after a long run.
+    if (!o.trace_path.empty()) {
+      const std::string err = writable_check(o.trace_path);
+      if (!err.empty()) {
+        std::fprintf(stderr, "%s: --trace: %s\n", prog.c_str(), err.c_str());
+        return 2;
+      }
+    }
     // Refuse an unusable CSV file now, not after a long run.
     if (!o.csv.empty()) {
       const std::string err = csv_check(o.csv);
@@ -325,6 +367,11 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       std::fprintf(stderr, "%s: needs %s; found %s\n", prog.c_str(), need_long(spec.arch).c_str(),
                    found.c_str());
       return 3;
+    }
+    if (!o.trace_path.empty() && spec.arch != Arch::kSm100a) {
+      std::fprintf(stderr, "%s: --trace in the emulator needs the B200 timing model, which covers the tcgen05 steps "
+                   "(01-07); trace this step on a GPU (docs/tracing.md)\n", prog.c_str());
+      return 2;
     }
     if (o.force_sim)
       std::fprintf(stderr, "%s: running in the tcgen05 emulator (--sim-seed %llu)\n", prog.c_str(),

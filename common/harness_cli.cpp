@@ -257,6 +257,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     }
   }
 
+  bool check_given = false, trace_ctas_given = false;  // for the combinations refused below
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.size() < 3 || !starts_with(arg, "--"))
@@ -275,6 +276,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     bool switch_value = true;
     if (name == "--check") {
       switch_target = &o.check;
+      check_given = true;
     } else if (name == "--no-check") {
       switch_target = &o.check;
       switch_value = false;
@@ -358,6 +360,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
       o.trace_path = value;
     } else if (name == "--trace-ctas") {
       err = parse_cta_list(value, &o.trace_ctas);
+      trace_ctas_given = true;
     }
     if (!err.empty()) return fail(err);
   }
@@ -365,6 +368,9 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
   if (o.force_gpu && o.force_sim) return fail("--gpu and --sim contradict each other (pick one)");
   if (o.force_gpu && o.predict)
     return fail("--gpu and --predict contradict each other (--predict runs the emulator's timing model)");
+  if (o.predict && check_given)
+    return fail("--check and --predict contradict each other (--predict skips the arithmetic: nothing to check)");
+  if (trace_ctas_given && o.trace_path.empty()) return fail("--trace-ctas needs --trace FILE");
   if (o.predict) o.force_sim = true;
   r.error = validate_shape(spec, o);
   return r;

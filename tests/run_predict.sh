@@ -8,7 +8,10 @@
 #     exits 0, says it wrote the file, and tests/check_trace.py accepts it;
 #   * a --trace path that cannot be written (/nonexistent/dir/t.json) gives exit code 2 and a
 #     one-line error on stderr naming the file (the emulator's "running in the tcgen05 emulator"
-#     notice aside), and no "trace: wrote" line.
+#     notice aside), and no "trace: wrote" line; the same for other bad use: --trace-ctas naming
+#     no CTA of the grid, --predict or an emulator --trace for step 00 (no timing model), and
+#     --trace-ctas without --trace, --predict with --check.
+#   The traced run must also hold the phases the kernel annotates and the emulator's own spans.
 # Prints one line per check and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -61,8 +64,16 @@ else
     bad "$what: exit code $rc, expected 0" "$out"
   elif ! grep -q "^trace: *wrote $trace" <<<"$out" || [ ! -s "$trace" ]; then
     bad "$what: no 'trace: wrote $trace' line or no file" "$out"
-  elif ! check=$(timeout "$LIMIT" python3 tests/check_trace.py "$trace" 2>&1); then
+  elif ! check=$(timeout "$LIMIT" python3 tests/check_trace.py --min-spans 100 "$trace" 2>&1); then
     bad "$what: tests/check_trace.py rejects the trace" "$check"
+  elif missing=$(python3 - "$trace" <<'PY'
+import json, sys
+names = {e.get("name") for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"}
+want = ["setup", "producer", "mma", "epilogue", "teardown", "TMA 16 KiB", "mbarrier wait", "tcgen05.ld"]
+print(" ".join(w for w in want if w not in names))
+PY
+) && [ -n "$missing" ]; then
+    bad "$what: the trace lacks the spans: $missing" "$out"
   else
     ok "$what; check_trace.py: ${check#ok    }"
   fi
@@ -84,6 +95,25 @@ else
   else
     ok "$what: exit code 2, \"$errors\""
   fi
+
+  # Bad use that must be refused with exit code 2 and one line on stderr.
+  refuse() {  # refuse STEP PATTERN ARGS...: exit 2, one stderr line matching PATTERN, no trace file
+    local step=$1 pattern=$2; shift 2
+    rm -f "$tmp/never.json"
+    timeout "$LIMIT" ./"$step" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$? errs
+    errs=$(grep -v 'running in the tcgen05 emulator' "$tmp/err" | grep -v '^$')
+    if [ "$rc" = 2 ] && [ "$(grep -c . <<<"$errs")" = 1 ] && grep -q -- "$pattern" <<<"$errs" && [ ! -e "$tmp/never.json" ]; then
+      ok "$step $*: exit code 2, \"$errs\""
+    else
+      bad "$step $*: expected exit code 2 and one line matching '$pattern' (got $rc)" "$(cat "$tmp/out" "$tmp/err")"
+    fi
+  }
+  refuse step04 "none of the CTAs 99 recorded anything" --sim --m 256 --n 256 --k 64 --trace "$tmp/never.json" --trace-ctas 99
+  refuse step00 "timing model covers the tcgen05 steps" --predict --m 256 --n 256 --k 64
+  refuse step00 "trace this step on a GPU" --sim --m 256 --n 256 --k 64 --trace "$tmp/never.json"
+  refuse step04 "needs --trace FILE" --sim --trace-ctas 1
+  refuse step04 "--check and --predict contradict" --predict --check
 fi
 
 echo "$passed passed, $failed failed"

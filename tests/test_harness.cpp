@@ -269,13 +269,14 @@ TEST_CASE("parse_args: --trace and --trace-ctas") {
   REQUIRE(r.error.empty());
   CHECK(r.options.trace_path == "t.json");
   CHECK(r.options.trace_ctas == std::vector<uint32_t>{0, 1, 2, 8, 100, 101});  // sorted, merged
-  CHECK(parse({"--trace-ctas", "5"}).options.trace_ctas == std::vector<uint32_t>{5});
-  CHECK(parse({"--trace-ctas=7-7"}).options.trace_ctas == std::vector<uint32_t>{7});
-  CHECK(parse({"--trace-ctas=2147483645-2147483646"}).options.trace_ctas ==
+  CHECK(parse({"--trace", "t.json", "--trace-ctas", "5"}).options.trace_ctas == std::vector<uint32_t>{5});
+  CHECK(parse({"--trace", "t.json", "--trace-ctas=7-7"}).options.trace_ctas == std::vector<uint32_t>{7});
+  CHECK(parse({"--trace", "t.json", "--trace-ctas=2147483645-2147483646"}).options.trace_ctas ==
         std::vector<uint32_t>{2147483645u, 2147483646u});
-  CHECK(parse({"--trace-ctas=0-63"}).options.trace_ctas.size() == 64);
-  CHECK(parse({"--trace-ctas=0-63,0-63,5"}).options.trace_ctas.size() == 64);  // duplicates merge
+  CHECK(parse({"--trace", "t.json", "--trace-ctas=0-63"}).options.trace_ctas.size() == 64);
+  CHECK(parse({"--trace", "t.json", "--trace-ctas=0-63,0-63,5"}).options.trace_ctas.size() == 64);  // duplicates merge
 
+  CHECK(parse({"--trace-ctas=1"}).error == "step01: --trace-ctas needs --trace FILE");
   CHECK(parse({"--trace="}).error == "step01: --trace needs a file name");
   CHECK(parse({"--trace"}).error == "step01: --trace needs a value");
   CHECK(parse({"--trace-ctas"}).error == "step01: --trace-ctas needs a value");
@@ -315,6 +316,8 @@ TEST_CASE("parse_args: --predict and --model-params") {
   CHECK(p.options.force_sim);  // --predict means the emulator
   CHECK(parse({"--predict", "--sim"}).error.empty());
   CHECK(contains(parse({"--predict", "--gpu"}).error, "--gpu and --predict"));
+  CHECK(contains(parse({"--predict", "--check"}).error, "--check and --predict contradict"));
+  CHECK(parse({"--predict", "--no-check"}).error.empty());
   CHECK(parse({"--predict=1"}).error == "step01: --predict takes no value");
   CHECK(parse({"--model-params"}).options.model_params);
   CHECK(parse({"--model-params=x"}).error == "step01: --model-params takes no value");

@@ -505,3 +505,50 @@ TEST_CASE("timing model: timing-only and full-arithmetic runs give the same mode
     CHECK(fast.out != fast.want);  // timing only: C was never computed (still NaN)
   }
 }
+
+// ============================================================================ trace annotations
+//
+// The kernels' phase annotations (common/ptx/trace.cuh) must pair up and nest, or the GPU trace
+// reports them unpaired; only a B200 could show that for steps 01-07. In a traced emulator run the
+// emulator checks every annotation, the fine ones (drawn only on the GPU) included.
+namespace {
+__global__ void annotated_kernel(int mode) {
+  const tcg::TraceBuf off;  // tracing off on the GPU; the emulator build reports to tcsim anyway
+  tcg::PhaseTrace<false> trace(off);
+  if (mode == 3) trace.end(tcg::Phase::kMainloop);  // an end without a begin
+  trace.begin(tcg::Phase::kSetup);
+  __syncthreads();                                    // something to time: spans of 0 ns are not drawn
+  trace.begin(tcg::Phase::kWaitTmaFull, 2);           // a fine span inside a coarse one
+  __syncthreads();
+  if (mode == 1) trace.end(tcg::Phase::kSetup);       // ends the outer phase first
+  trace.end(tcg::Phase::kWaitTmaFull, 2);
+  if (mode == 2) return;                              // exits with "setup" still open
+  trace.end(tcg::Phase::kSetup);
+}
+
+std::string run_annotated(int mode) {
+  TimingScope scope(/*skip_math=*/true);
+  return sim_error([&] { tcg::launch_kernel(annotated_kernel, tcg::LaunchDims{dim3(1), dim3(32), 64}, nullptr, mode); });
+}
+}  // namespace
+
+TEST_CASE("trace annotations: pairs that nest are drawn (coarse) or only checked (fine)") {
+  CHECK(run_annotated(0) == "");
+  const auto setup = spans(tcg::trace::kCatPhase, "setup", 0);
+  CHECK(setup.size() == 1);
+  CHECK(spans(tcg::trace::kCatPhase, "wait tma_full_bar", 0).empty());  // fine: GPU only
+}
+
+TEST_CASE("trace annotations: an end that is not the innermost open phase is reported") {
+  const std::string err = run_annotated(1);
+  CHECK(contains(err, "trace annotation ends a phase that is not the innermost open one"));
+  CHECK(contains(err, "end of \"setup\""));
+  CHECK(contains(err, "\"wait tma_full_bar\""));
+  CHECK(contains(run_annotated(3), "no phase is open"));
+}
+
+TEST_CASE("trace annotations: a phase still open when the thread exits is reported") {
+  const std::string err = run_annotated(2);
+  CHECK(contains(err, "trace annotation never ended"));
+  CHECK(contains(err, "inside phase \"setup\""));
+}

@@ -7,10 +7,11 @@
 // only when GemmArgs::trace is enabled; gemm_kernel<false>, which every other launch runs, has
 // no trace code at all (tests/check_sass.sh and the ptxas report cover both instantiations).
 //
-// In the emulator build the same calls report the coarse phases to the emulator
-// (tcsim::trace_phase), from every lane that reaches them; the emulator keeps lane 0's and puts
-// them on its timing model's clock. Fine spans are GPU-only: the emulator records each wait and
-// issue by itself.
+// In the emulator build the same calls report every annotation to the emulator
+// (tcsim::trace_phase), from every lane that reaches them; the emulator keeps lane 0's, draws the
+// coarse phases on its timing model's clock and checks that all of them, fine ones included, pair
+// up and nest as the GPU trace needs. Fine spans are drawn only on the GPU: the emulator records
+// each wait and issue by itself.
 #pragma once
 #include "../trace_buf.h"
 #include "build.h"
@@ -74,7 +75,7 @@ class PhaseTrace {
   TCG_DEV void begin(Phase p, uint32_t arg = 0 TCG_LOC) {
 #if defined(TCG_SIM)
     (void)arg;
-    if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, true, TCG_AT);
+    ::tcsim::trace_phase(phase_info(p).name, true, !phase_is_fine(p), TCG_AT);
 #else
     if constexpr (kTrace) record(warp_stream_, counts_[kTraceWarpStream], p, true, arg);
 #endif
@@ -82,7 +83,7 @@ class PhaseTrace {
   TCG_DEV void end(Phase p, uint32_t arg = 0 TCG_LOC) {
 #if defined(TCG_SIM)
     (void)arg;
-    if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, false, TCG_AT);
+    ::tcsim::trace_phase(phase_info(p).name, false, !phase_is_fine(p), TCG_AT);
 #else
     if constexpr (kTrace) record(warp_stream_, counts_[kTraceWarpStream], p, false, arg);
 #endif
@@ -90,7 +91,7 @@ class PhaseTrace {
   TCG_DEV void begin_elected(Phase p, uint32_t arg = 0 TCG_LOC) {
 #if defined(TCG_SIM)
     (void)arg;
-    if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, true, TCG_AT);
+    ::tcsim::trace_phase(phase_info(p).name, true, !phase_is_fine(p), TCG_AT);
 #else
     if constexpr (kTrace) record(elected_stream_, counts_[kTraceElectedStream], p, true, arg);
 #endif
@@ -98,7 +99,7 @@ class PhaseTrace {
   TCG_DEV void end_elected(Phase p, uint32_t arg = 0 TCG_LOC) {
 #if defined(TCG_SIM)
     (void)arg;
-    if (!phase_is_fine(p)) ::tcsim::trace_phase(phase_info(p).name, false, TCG_AT);
+    ::tcsim::trace_phase(phase_info(p).name, false, !phase_is_fine(p), TCG_AT);
 #else
     if constexpr (kTrace) record(elected_stream_, counts_[kTraceElectedStream], p, false, arg);
 #endif

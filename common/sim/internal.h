@@ -172,7 +172,13 @@ struct Fiber {
   double tc_last = 0;
   bool traced = false;
   const char* wait_label = nullptr;  // what the next block_until waits for (trace span name)
-  std::vector<std::pair<const char*, double>> open_phases;  // trace_phase begin, not yet ended
+  struct OpenPhase {
+    const char* name;
+    double t;   // when it began
+    bool draw;  // recorded as a span (coarse phases), or only checked for pairing (fine ones)
+    SrcLoc at;  // the begin annotation
+  };
+  std::vector<OpenPhase> open_phases;  // trace_phase begin, not yet ended (innermost last)
   double ld_start = -1;              // tcgen05.ld issued, not yet waited for (trace)
   double store_start = -1, store_end = -1;  // the run of global stores being recorded (trace)
 };
@@ -272,6 +278,10 @@ struct Cluster {
   uint64_t completed_time = 0;  // logical time of the last completed phase
   WaitQueue waiters;
 };
+
+// Timing model: a running thread may run ahead of the next event by at most this (ns) before it
+// yields; it bounds the error of the interleaving, not of the durations (docs/timing_model.md).
+constexpr double kLookaheadNs = 10.0;
 
 struct Scheduler {
   jmp_buf main_jb;  // where a fiber returns to the scheduler

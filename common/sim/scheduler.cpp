@@ -334,10 +334,10 @@ void fiber_entry() {
     s.end = std::max(s.end, f.t);
     if (f.traced) {
       trace_store_flush(f);
-      while (!f.open_phases.empty()) {  // a phase the kernel never closed ends with the thread
-        trace_span(cta, f.warp, f.open_phases.back().first, tcg::trace::kCatPhase, f.open_phases.back().second, f.t);
-        f.open_phases.pop_back();
-      }
+      if (!f.open_phases.empty())  // the GPU trace would report it as an unpaired annotation
+        fail("tcsim: trace annotation never ended\n  " + who(f) + " exited inside phase \"" +
+             f.open_phases.back().name + "\", begun at " + loc(f.open_phases.back().at) +
+             " (docs/tracing.md: every begin needs its end)");
     }
   }
   for (const auto& b : f.pending_ld)
@@ -493,7 +493,6 @@ void run_grid_timed(Scheduler& s) {
       if (op.seq == e.stamp) return true;
     return false;
   };
-  constexpr double kLookaheadNs = 10.0;  // a thread runs ahead of the next event by at most this
   for (;;) {
     if (s.failed) throw SimError(s.error);
     if (s.retire_pending) retire_clusters(s);

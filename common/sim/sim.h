@@ -100,8 +100,11 @@ void tmem_wait_ld(SrcLoc at);
 
 // ---- tracing: a kernel annotation (common/ptx/trace.cuh) opening or closing a named phase of the
 // calling warp ("setup", "mainloop", "epilogue", ...). Under the timing model with tracing on, the
-// emulator records it as a span on the warp's track (lane 0's clock); otherwise it costs nothing.
-void trace_phase(const char* name, bool begin, SrcLoc at);
+// emulator records it as a span on the warp's track (lane 0's clock) when `draw` (the coarse
+// phases), checks that every end closes the innermost open begin of the same name and that none is
+// open when the thread exits (the fine ones too: the GPU trace would report them unpaired);
+// otherwise it costs nothing.
+void trace_phase(const char* name, bool begin, bool draw, SrcLoc at);
 
 // ---- warp MMA
 void ldmatrix(int num, uint32_t addr, uint32_t* regs, SrcLoc at);

@@ -78,8 +78,9 @@ const Param kParams[kNumParams] = {
     {"TMA latency", 719, "ns", "measured",
      "SemiAnalysis tma2d_latency, 1 CTA/SM, small tiles: 1413 cycles at 1.965 GHz (facts sheet; the raw medians scatter 490-1455 ns)"},
     {"TMA throughput of one SM", 135, "GB/s", "derived",
-     "StuartSul/gpu-experiments blackwell/098: 16 x 32 KB loads in 4.62 us on the average SM (101-126 GB/s), less one TMA latency"},
-    {"L2 bandwidth (chip)", 20400, "GB/s", "measured", "StuartSul/gpu-experiments blackwell/098 (TMA, working set <= 80 MB)"},
+     "StuartSul/gpu-experiments blackwell/098: 16 x 32 KB per SM in 4.62 us on average, launch overhead included (a floor of 101-126 GB/s), "
+     "less one TMA latency; consistent with blackwell/094: 20.4 TB/s over 148 SMs = 138 GB/s each"},
+    {"L2 bandwidth (chip)", 20400, "GB/s", "measured", "StuartSul/gpu-experiments blackwell/094 (TMA, working set <= ~80 MB)"},
     {"HBM bandwidth (chip)", 7200, "GB/s", "measured", "SemiAnalysis tma2d_throughput (TMA from HBM)"},
     {"global memory sector", 32, "B", "spec", "CUDA C++ Best Practices Guide: global accesses are served in 32-byte sectors"},
     {"instruction issue", 1, "cycles", "estimate", "one warp instruction per cycle per scheduler"},
@@ -92,7 +93,8 @@ const Param kParams[kNumParams] = {
     {"remote mbarrier arrive", 150, "cycles", "estimate", "distributed shared memory round trip; not published for B200"},
     {"tcgen05.alloc", 100, "cycles", "estimate", "not published"},
     {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
-    {"mma.sync m16n8k16 (step 00)", 4, "cycles per warp", "estimate", "1024 FLOP/clk/SM for the legacy warp MMA; not published"},
+    {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
+     "placeholder, not shared between warps, not published; --predict refuses step 00 (its global loads are not timed either)"},
 };
 
 double p(ParamId id) { return kParams[id].value; }
@@ -148,7 +150,7 @@ void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp) {
   s.heap.push_back(Scheduler::Event{t, s.next_seq++, kind, f, stamp});
   std::push_heap(s.heap.begin(), s.heap.end(), std::greater<>());
   // A running thread must not run past an event it just created.
-  if (s.cur && !(kind == 0 && f == s.cur)) s.horizon = std::min(s.horizon, t + 10.0);
+  if (s.cur && !(kind == 0 && f == s.cur)) s.horizon = std::min(s.horizon, t + kLookaheadNs);
 }
 
 void model_spend(Fiber& f, double ns) {
@@ -312,30 +314,28 @@ void trace_end_launch(Scheduler& s) {
 
 // ---------------------------------------------------------------------------------------------
 // Kernel annotations.
-void trace_phase(const char* name, bool begin, SrcLoc at) {
-  (void)at;
+void trace_phase(const char* name, bool begin, bool draw, SrcLoc at) {
   if (!g_sched || !g_sched->cur) return;
   Fiber& f = me();
   if (!f.traced) return;
   trace_store_flush(f);
   if (begin) {
-    f.open_phases.emplace_back(name, f.t);
+    f.open_phases.push_back(Fiber::OpenPhase{name, f.t, draw, at});
     auto key = std::make_pair(linear_cta(*f.cta), f.warp);
-    if (std::string(name) != "setup" && std::string(name) != "teardown" && !g_first_phase.count(key))
+    if (draw && std::string(name) != "setup" && std::string(name) != "teardown" && !g_first_phase.count(key))
       g_first_phase[key] = name;
     return;
   }
-  for (size_t i = f.open_phases.size(); i-- > 0;)
-    if (std::string(f.open_phases[i].first) == name) {
-      // Phases opened inside this one and not closed end with it (spans must nest).
-      while (f.open_phases.size() > i + 1) {
-        trace_span(*f.cta, f.warp, f.open_phases.back().first, tcg::trace::kCatPhase, f.open_phases.back().second, f.t);
-        f.open_phases.pop_back();
-      }
-      trace_span(*f.cta, f.warp, name, tcg::trace::kCatPhase, f.open_phases[i].second, f.t);
-      f.open_phases.pop_back();
-      return;
-    }
+  // Spans must nest (docs/tracing.md), on the GPU as here: an end closes the innermost begin.
+  if (f.open_phases.empty() || std::string(f.open_phases.back().name) != name)
+    fail_here("trace annotation ends a phase that is not the innermost open one",
+              std::string("end of \"") + name + "\" at " + loc(at) + "; " +
+                  (f.open_phases.empty() ? std::string("no phase is open")
+                                         : "the innermost open phase is \"" + std::string(f.open_phases.back().name) +
+                                               "\", begun at " + loc(f.open_phases.back().at)));
+  const Fiber::OpenPhase ph = f.open_phases.back();
+  f.open_phases.pop_back();
+  if (ph.draw) trace_span(*f.cta, f.warp, name, tcg::trace::kCatPhase, ph.t, f.t);
 }
 
 const tcg::trace::Trace& last_trace() { return g_trace; }

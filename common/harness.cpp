@@ -223,35 +223,14 @@ std::string writable_check(const std::string& path) {
   return "";
 }
 
-// The trace of the launch just emulated, written to o.trace_path; false (after a message) if
-// the file cannot be written or no traced CTA was in the grid.
-bool write_emulator_trace(const StepSpec& spec, const Options& o) {
+// The trace of the launch just emulated, written to o.trace_path (write_trace's exit code). A CTA
+// of --trace-ctas that ran records at least its setup, so one without a span was not in the grid.
+int write_emulator_trace(const StepSpec& spec, const Options& o) {
   tcg::trace::Trace t = tcsim::last_trace();
-  t.meta["step"] = program_name(spec);
-  t.meta["shape"] = strf("M=%lld N=%lld K=%lld", static_cast<long long>(o.m), static_cast<long long>(o.n),
-                         static_cast<long long>(o.k));
-  t.meta["git_rev"] = TCG_GIT_REV;
-  t.meta["date"] = utc_iso8601(std::time(nullptr));
-  // A CTA of --trace-ctas that is not in the grid records nothing (every CTA that runs records
-  // at least its setup); as on the GPU, that is worth a line, and bad use when none recorded.
-  std::string silent;
+  std::vector<uint32_t> silent;
   for (uint32_t c : o.trace_ctas)
-    if (!t.cta_names.count(c)) silent += (silent.empty() ? "" : " ") + std::to_string(c);
-  if (t.cta_names.empty()) {
-    std::fprintf(stderr, "%s: --trace: none of the CTAs %s recorded anything (the grid has fewer CTAs?)\n",
-                 program_name(spec).c_str(), silent.c_str());
-    return false;
-  }
-  const std::string err = tcg::trace::write_chrome_json(t, o.trace_path);
-  if (!err.empty()) {
-    std::fprintf(stderr, "%s: %s\n", program_name(spec).c_str(), err.c_str());
-    return false;
-  }
-  std::printf("trace:    wrote %s (%zu spans of CTAs", o.trace_path.c_str(), t.spans.size());
-  for (const auto& [cta, name] : t.cta_names) std::printf(" %u", cta);
-  std::printf("; B200 timing model clock)\n");
-  if (!silent.empty()) std::printf("trace:    CTAs %s recorded nothing (not in the grid)\n", silent.c_str());
-  return true;
+    if (!t.cta_names.count(c)) silent.push_back(c);
+  return write_trace(spec, o, t, silent, "B200 timing model clock");
 }
 
 int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) {
@@ -268,10 +247,9 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   else
     print_verify(o.check ? &vr : nullptr);
   const double flops = 2.0 * double(o.m) * double(o.n) * double(o.k);
-  const bool timed = o.predict || !o.trace_path.empty();
+  const bool timed = tcsim::options().timing;  // --predict or --trace (set_emulator_options)
   const double tflops = st.model_ns > 0 ? flops / st.model_ns / 1e3 : 0.0;
-  bool trace_ok = true;
-  if (!o.trace_path.empty()) trace_ok = write_emulator_trace(spec, o);
+  const int trace_rc = o.trace_path.empty() ? 0 : write_emulator_trace(spec, o);
 
   const double rest = std::max(0.0, st.wall_seconds - st.mma_seconds - st.copy_seconds);
   std::printf(
@@ -304,7 +282,7 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
     row.verified = "timing-only";
   }
   const int rc = finish(spec, o, o.check ? &vr : nullptr, row);
-  return rc == 0 && !trace_ok ? 2 : rc;
+  return rc == 0 ? trace_rc : rc;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 //   harness_nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
 //   harness_verify.cpp     BF16 and FP16 output: tolerances, verification and its report
 //   harness_report.cpp     CSV rows and files, version and date formatting, strf
-//   harness_trace.cpp      GPU timelines: the records of a traced launch -> trace spans
+//   harness_trace.cpp      timelines: writing one (both clocks); GPU records -> trace spans
 // common/harness.cpp (run_step, the emulator run) and common/harness_gpu.cpp (the GPU run),
 // sharing common/harness_run.h, tie them together.
 //
@@ -316,6 +316,14 @@ uint32_t trace_capacity(size_t num_ctas);
 
 // What the records of one traced launch (TraceBuf `layout`, its buffer copied to the host as
 // `records`, layout.total_records() of them) turn into.
+// Writes the timeline of a run, from either clock: adds the run's metadata (step, shape, inputs,
+// git revision, date), checks the trace rules (trace::check_trace), writes o.trace_path and prints
+// the "trace: wrote" line (`clock` says what the times are), naming the CTAs of --trace-ctas in
+// `silent` that recorded nothing. Returns 0; 1 if the trace breaks the rules; 2 (bad use) if no
+// traced CTA recorded anything or the file cannot be written; each after a one-line message.
+int write_trace(const StepSpec& spec, const Options& o, trace::Trace& t, const std::vector<uint32_t>& silent,
+                const std::string& clock);
+
 struct GpuTrace {
   trace::Trace trace;  // spans, CTA and track names; meta: only "dropped_records" and
                        // "timer_step_ns" (the caller adds device, step, shape, ...)

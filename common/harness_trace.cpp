@@ -1,12 +1,12 @@
-// harness_trace.cpp — `--trace FILE` on a GPU (docs/tracing.md): a device buffer for the records
-// (common/trace_buf.h), extra launches of the traced kernel instantiation (kernel<true>, after the
-// verified and timed launches, which all ran kernel<false>; the last one is recorded, and its C
-// compared bit for bit with the verified launch's), and the conversion of the records into
-// tcg::trace spans, checked and written as Chrome-trace JSON.
+// harness_trace.cpp — `--trace FILE` (docs/tracing.md). write_trace finishes a timeline of either
+// clock: the run's metadata, the trace rules, the file, the report (the emulator's trace comes from
+// harness.cpp). On a GPU, trace_on_gpu: a device buffer for the records (common/trace_buf.h), extra
+// launches of the traced instantiation kernel<true> after the verified and timed ones (which all
+// ran kernel<false>; the last is recorded, its C compared bit for bit with the verified launch's),
+// and the records turned into tcg::trace spans (trace_from_records).
 //
-// trace_from_records is pure host code (declared in harness_internal.h, tested by
-// tests/test_trace_gpu.cpp on fake record buffers), as is first_bitwise_difference (harness_gpu.h,
-// tested there too); trace_on_gpu talks to CUDA (harness_gpu.h).
+// trace_from_records, first_bitwise_difference and write_trace are host code, tested by
+// tests/test_trace_gpu.cpp; trace_on_gpu talks to CUDA (harness_gpu.h).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -195,6 +195,37 @@ std::string cta_list(const std::vector<uint32_t>& ctas) {
 
 }  // namespace
 
+int write_trace(const StepSpec& spec, const Options& o, trace::Trace& t, const std::vector<uint32_t>& silent,
+                const std::string& clock) {
+  const std::string prog = program_name(spec);
+  if (t.cta_names.empty()) {
+    std::fprintf(stderr, "%s: --trace: none of the CTAs %s recorded anything (the grid has fewer CTAs?)\n",
+                 prog.c_str(), cta_list(o.trace_ctas).c_str());
+    return 2;
+  }
+  t.meta["step"] = prog;
+  t.meta["shape"] = strf("M=%lld N=%lld K=%lld", static_cast<long long>(o.m), static_cast<long long>(o.n),
+                         static_cast<long long>(o.k));
+  t.meta["inputs"] = inputs_name(o.inputs);
+  t.meta["git_rev"] = TCG_GIT_REV;
+  t.meta["date"] = utc_iso8601(std::time(nullptr));
+  const std::string bad = trace::check_trace(t);
+  if (!bad.empty()) {
+    std::fprintf(stderr, "%s: --trace: the timeline breaks the trace rules: %s\n", prog.c_str(), bad.c_str());
+    return 1;
+  }
+  const std::string err = trace::write_chrome_json(t, o.trace_path);
+  if (!err.empty()) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), err.c_str());
+    return 2;
+  }
+  std::printf("trace:    wrote %s (%zu spans of CTAs", o.trace_path.c_str(), t.spans.size());
+  for (const auto& [cta, name] : t.cta_names) std::printf(" %u", cta);
+  std::printf("; %s)\n", clock.c_str());
+  if (!silent.empty()) std::printf("trace:    CTAs %s recorded nothing (not in the grid)\n", cta_list(silent).c_str());
+  return 0;
+}
+
 std::string first_bitwise_difference(const void* traced_c, const void* checked_c, size_t c_bytes,
                                      size_t elem_bytes, int64_t n) {
   if (std::memcmp(traced_c, checked_c, c_bytes) == 0) return "";
@@ -218,10 +249,6 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
                  double untraced_median_ms, const void* checked_c, size_t c_bytes, size_t elem_bytes) {
   const std::string prog = program_name(spec);
-  if (o.trace_ctas.empty()) {
-    std::fprintf(stderr, "%s: --trace: no CTA to trace (--trace-ctas is empty)\n", prog.c_str());
-    return 2;
-  }
   // The CTAs as given: the harness does not know the grid, and a CTA that is not in it simply
   // records nothing (reported below).
   TraceBuf layout;
@@ -271,11 +298,6 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
   }
 
   GpuTrace g = trace_from_records(layout, host.data());
-  if (g.records == 0) {
-    std::fprintf(stderr, "%s: --trace: none of the CTAs %s recorded anything (the grid has fewer CTAs?)\n",
-                 prog.c_str(), cta_list(o.trace_ctas).c_str());
-    return 2;
-  }
   trace::Trace& t = g.trace;
   int runtime = 0;
   CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
@@ -283,32 +305,13 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
   t.meta["device"] = strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count, gpu.major, gpu.minor);
   t.meta["driver"] = driver_description();
   t.meta["cuda_runtime"] = format_version(runtime);
-  t.meta["step"] = prog;
-  t.meta["shape"] = strf("M=%lld N=%lld K=%lld", static_cast<long long>(o.m), static_cast<long long>(o.n),
-                         static_cast<long long>(o.k));
-  t.meta["inputs"] = inputs_name(o.inputs);
-  t.meta["git_rev"] = TCG_GIT_REV;
-  t.meta["date"] = utc_iso8601(std::time(nullptr));
   t.meta["traced_kernel_ms"] = strf("%.4f (the recorded launch of kernel<true>, L2 flushed before it)", traced_ms);
   t.meta["untraced_median_ms"] = strf("%.4f", untraced_median_ms);
   t.meta["records_per_stream"] = std::to_string(layout.capacity);
-
-  const std::string bad = trace::check_trace(t);
-  if (!bad.empty()) {
-    std::fprintf(stderr, "%s: --trace: the recorded timeline breaks the trace rules: %s\n", prog.c_str(), bad.c_str());
-    return 1;
-  }
-  const std::string err = trace::write_chrome_json(t, o.trace_path);
-  if (!err.empty()) {
-    std::fprintf(stderr, "%s: %s\n", prog.c_str(), err.c_str());
-    return 2;
-  }
-  std::printf("trace:    wrote %s (%zu spans of CTAs", o.trace_path.c_str(), t.spans.size());
-  for (const auto& [cta, name] : t.cta_names) std::printf(" %u", cta);
-  std::printf("; %%globaltimer, steps >= %llu ns; traced launch %.4f ms, untraced %.4f ms)\n",
-              static_cast<unsigned long long>(g.min_step_ns), traced_ms, untraced_median_ms);
-  if (!g.silent_ctas.empty())
-    std::printf("trace:    CTAs %s recorded nothing (not in the grid)\n", cta_list(g.silent_ctas).c_str());
+  const int written = write_trace(spec, o, t, g.silent_ctas,
+                                  strf("%%globaltimer, steps >= %llu ns; traced launch %.4f ms, untraced %.4f ms",
+                                       static_cast<unsigned long long>(g.min_step_ns), traced_ms, untraced_median_ms));
+  if (written != 0) return written;
   if (g.dropped > 0)
     std::printf("trace:    %llu fine annotations dropped (%u records per stream were not enough): trace "
                 "fewer CTAs (--trace-ctas) or a smaller K\n",

@@ -76,11 +76,7 @@ __device__ __forceinline__ void store_c_chunk8(__nv_bfloat16* c, int m, int n, i
     store_16B(out, make_uint4(pack_bf16x2(u32_as_float(r[0]), u32_as_float(r[1])),
                               pack_bf16x2(u32_as_float(r[2]), u32_as_float(r[3])),
                               pack_bf16x2(u32_as_float(r[4]), u32_as_float(r[5])),
-                              pack_bf16x2(u32_as_float(r[6]), u32_as_float(r[7])))
-#if defined(TCG_SIM)
-                  , tcg_file, tcg_line
-#endif
-    );
+                              pack_bf16x2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
   } else {
     for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2bfloat16_rn(u32_as_float(r[i]));
   }

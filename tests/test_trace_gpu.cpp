@@ -2,10 +2,14 @@
 // a traced kernel leaves them (written here by a fake recorder that follows the kernel's rule,
 // trace_admit) turned into spans: nesting, times relative to the launch's first stamp, track
 // numbers and names, CTA names, broken annotations reported, dropped records counted, the
-// observed timer step; trace_capacity; and first_bitwise_difference (the traced launch's C against
-// the checked one's).
+// observed timer step; trace_capacity; first_bitwise_difference (the traced launch's C against
+// the checked one's); and write_trace, which finishes the traces of both clocks.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -266,4 +270,53 @@ TEST_CASE("first_bitwise_difference: the first element whose bits differ, as C[r
   std::vector<float> zero{0.0f}, minus_zero{-0.0f};
   CHECK(harness::first_bitwise_difference(minus_zero.data(), zero.data(), sizeof(float), 4, 1) ==
         "C[0][0] is 0x80000000 in the traced launch, 0x00000000 in the checked one");
+}
+
+TEST_CASE("write_trace: one finishing path for both clocks, with its exit codes") {
+  const StepSpec spec{4, "test_step", "a step for the tests", Arch::kSm100a, 8};
+  harness::Options o;
+  o.m = 256;
+  o.n = 128;
+  o.k = 64;
+  o.trace_ctas = {0, 7};
+  char dir[] = "/tmp/test_write_trace_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  o.trace_path = std::string(dir) + "/t.json";
+  auto span = [](double start, double dur) {
+    trace::Span s;
+    s.cta = 0;
+    s.track = 1;
+    s.name = "mma";
+    s.cat = trace::kCatPhase;
+    s.start_ns = start;
+    s.dur_ns = dur;
+    return s;
+  };
+  trace::Trace t;
+  t.cta_names[0] = "CTA 0";
+  t.spans = {span(0, 100), span(10, 20)};
+  // A span that begins where another ends, off by the rounding of start + duration in doubles
+  // (0.1 + 0.2 > 0.3): touching, not overlapping, under check_trace's default slack.
+  t.spans.push_back(span(0.1, 0.2));
+  t.spans.push_back(span(0.3, 1));
+  CHECK(trace::check_trace(t, 0.0) != "");  // without the slack it would be a partial overlap
+  CHECK(harness::write_trace(spec, o, t, {7}, "a test clock") == 0);
+  CHECK(t.meta.at("step") == "step04");
+  CHECK(t.meta.at("shape") == "M=256 N=128 K=64");
+  FILE* f = std::fopen(o.trace_path.c_str(), "r");
+  CHECK(f != nullptr);
+  if (f) std::fclose(f);
+
+  trace::Trace overlap = t;
+  overlap.spans.push_back(span(50, 100));  // starts inside [0, 100) and ends after it
+  CHECK(harness::write_trace(spec, o, overlap, {}, "a test clock") == 1);
+
+  trace::Trace nothing;  // no traced CTA recorded anything: bad use
+  CHECK(harness::write_trace(spec, o, nothing, {0, 7}, "a test clock") == 2);
+
+  harness::Options unwritable = o;
+  unwritable.trace_path = std::string(dir) + "/no/such/dir/t.json";
+  CHECK(harness::write_trace(spec, unwritable, t, {}, "a test clock") == 2);
+  std::remove(o.trace_path.c_str());
+  rmdir(dir);
 }

@@ -1,5 +1,5 @@
 // ptx/build.h — what every common/ptx/*.cuh wrapper file needs: the per-build namespaces and
-// the wrapper macros (TCG_DEV, TCG_LOC, TCG_AT). Included through common/ptx.cuh.
+// the wrapper macros (TCG_DEV, TCG_LOC, TCG_AT, TCG_PASS). Included through common/ptx.cuh.
 #pragma once
 #include <cstdint>
 
@@ -24,9 +24,11 @@
 #define TCG_LOC0 const char* tcg_file = __builtin_FILE(), int tcg_line = __builtin_LINE()
 #define TCG_LOC , TCG_LOC0
 #define TCG_AT ::tcsim::SrcLoc{tcg_file, tcg_line}
+#define TCG_PASS , tcg_file, tcg_line  // hands the caller's location on to another wrapper
 #else
 #include <cuda.h>  // CUtensorMap
 #define TCG_DEV __device__ __forceinline__
 #define TCG_LOC0
 #define TCG_LOC
+#define TCG_PASS
 #endif

@@ -40,6 +40,19 @@ TCG_DEV uint64_t globaltimer() {
 #endif
 }
 
+// mov.u32 %smid (PTX ISA §10.8): the SM the thread runs on, for the trace's CTA names. The ISA
+// warns that it can change during execution (preemption); a trace only names the SM it started on.
+// Emulator twin: the emulated SM's index.
+TCG_DEV uint32_t smid(TCG_LOC0) {
+#if defined(TCG_SIM)
+  return ::tcsim::sm_id(TCG_AT);
+#else
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+#endif
+}
+
 // The recorder of one thread. Construct it once at the top of the kernel from the kernel's
 // TraceBuf parameter; then bracket each phase with begin/end:
 //   begin(p) / end(p)                    in warp-uniform code (all lanes of the warp arrive
@@ -63,49 +76,35 @@ class PhaseTrace {
           elected_stream_ = base + kTraceElectedStream * buf.capacity;
         }
       if (warp_stream_ != kNone) {  // lane 0 of a traced CTA: which SM, in both stream headers
-        uint32_t smid;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-        reinterpret_cast<TraceStreamHeader*>(buf.records + warp_stream_)->smid = smid;
-        reinterpret_cast<TraceStreamHeader*>(buf.records + elected_stream_)->smid = smid;
+        const uint32_t sm = smid();
+        reinterpret_cast<TraceStreamHeader*>(buf.records + warp_stream_)->smid = sm;
+        reinterpret_cast<TraceStreamHeader*>(buf.records + elected_stream_)->smid = sm;
       }
     }
 #endif
   }
 
-  TCG_DEV void begin(Phase p, uint32_t arg = 0 TCG_LOC) {
+  TCG_DEV void begin(Phase p, uint32_t arg = 0 TCG_LOC) { mark(kTraceWarpStream, p, true, arg TCG_PASS); }
+  TCG_DEV void end(Phase p, uint32_t arg = 0 TCG_LOC) { mark(kTraceWarpStream, p, false, arg TCG_PASS); }
+  TCG_DEV void begin_elected(Phase p, uint32_t arg = 0 TCG_LOC) { mark(kTraceElectedStream, p, true, arg TCG_PASS); }
+  TCG_DEV void end_elected(Phase p, uint32_t arg = 0 TCG_LOC) { mark(kTraceElectedStream, p, false, arg TCG_PASS); }
+
+ private:
+  // GPU: record in the stream (kTraceMaxWarps has two per warp). Emulator: report to tcsim, which
+  // keeps lane 0's annotations (elect.sync picks lane 0 there) on one stack per warp.
+  TCG_DEV void mark(uint32_t stream, Phase p, bool is_begin, uint32_t arg TCG_LOC) {
 #if defined(TCG_SIM)
+    (void)stream;
     (void)arg;
-    ::tcsim::trace_phase(phase_info(p).name, true, !phase_is_fine(p), TCG_AT);
+    ::tcsim::trace_phase(phase_info(p).name, is_begin, !phase_is_fine(p), TCG_AT);
 #else
-    if constexpr (kTrace) record(warp_stream_, counts_[kTraceWarpStream], p, true, arg);
-#endif
-  }
-  TCG_DEV void end(Phase p, uint32_t arg = 0 TCG_LOC) {
-#if defined(TCG_SIM)
-    (void)arg;
-    ::tcsim::trace_phase(phase_info(p).name, false, !phase_is_fine(p), TCG_AT);
-#else
-    if constexpr (kTrace) record(warp_stream_, counts_[kTraceWarpStream], p, false, arg);
-#endif
-  }
-  TCG_DEV void begin_elected(Phase p, uint32_t arg = 0 TCG_LOC) {
-#if defined(TCG_SIM)
-    (void)arg;
-    ::tcsim::trace_phase(phase_info(p).name, true, !phase_is_fine(p), TCG_AT);
-#else
-    if constexpr (kTrace) record(elected_stream_, counts_[kTraceElectedStream], p, true, arg);
-#endif
-  }
-  TCG_DEV void end_elected(Phase p, uint32_t arg = 0 TCG_LOC) {
-#if defined(TCG_SIM)
-    (void)arg;
-    ::tcsim::trace_phase(phase_info(p).name, false, !phase_is_fine(p), TCG_AT);
-#else
-    if constexpr (kTrace) record(elected_stream_, counts_[kTraceElectedStream], p, false, arg);
+    if constexpr (kTrace) {
+      if (stream == kTraceWarpStream) record(warp_stream_, counts_[kTraceWarpStream], p, is_begin, arg);
+      else record(elected_stream_, counts_[kTraceElectedStream], p, is_begin, arg);
+    }
 #endif
   }
 
- private:
 #if !defined(TCG_SIM)
   // Few registers: the traced kernel must fit the untraced one's register budget (no spills),
   // and every register it takes from the kernel can slow the kernel down (docs/tracing.md).

@@ -1,8 +1,9 @@
 // memory.cpp — shared memory as kernels address it: each CTA's dynamic shared memory, the
 // shared::cluster window through which the CTAs of a cluster reach each other's (distributed
-// shared memory), and the special registers that name a CTA's place in its cluster.
+// shared memory), and the special registers that name a CTA's place in its cluster and its SM.
 //
-// Models (PTX ISA §5.1.3 state spaces, §9.7.9.23 mapa, §9.7.9.8/9.7.9.10 ld/st, §10.12-10.16):
+// Models (PTX ISA §5.1.3 state spaces, §9.7.9.23 mapa, §9.7.9.8/9.7.9.10 ld/st, §10.8 %smid,
+// §10.12-10.16):
 //  * A shared::cta address of CTA rank r is (r << 24) | (0x400 + offset): the dynamic window
 //    starts after the 1 KiB the sm_90+ runtime reserves, and the CTA's rank sits in bits 24 and
 //    up. That is what makes a shared::cta address usable as a shared::cluster address of the
@@ -117,6 +118,11 @@ uint32_t cvta_shared(const void* p) {
     fail_here("generic address is not in shared memory",
               "cvta.to.shared of a pointer that does not point into this CTA's dynamic shared memory");
   return (cta.rank << kRankShift) | (kSmemBase + uint32_t(q - cta.smem));
+}
+
+uint32_t sm_id(SrcLoc at) {
+  tick(at);
+  return me().cta->sm->id;
 }
 
 uint32_t cluster_ctarank(SrcLoc at) {

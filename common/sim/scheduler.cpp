@@ -356,7 +356,8 @@ void fiber_entry() {
 // so an overflow faults. Beyond that (the timing model keeps a whole GPU's CTAs resident, over
 // 100,000 threads) separate mappings would exceed the kernel's limit on mappings per process
 // (vm.max_map_count, 65530 by default), so further stacks come from slabs of kSlabStacks without
-// guard pages; a canary at the bottom of each is checked whenever its fiber yields (stack_ok()).
+// guard pages; a canary at the bottom of each is checked whenever its fiber switches back
+// (stack_canary_ok(), from switch_to), in both scheduler loops.
 namespace {
 constexpr size_t kGuardedStacks = 8192, kSlabStacks = 256;
 constexpr uint64_t kCanary = 0x7C5D1A0C0FFEE123ull;
@@ -461,9 +462,10 @@ std::string deadlock_report(Scheduler& s) {
 }
 
 namespace {
-// Runs fiber f until it switches back. A fiber is started once with setcontext (a fresh stack
-// needs ucontext) and afterwards resumed with _longjmp, which, unlike swapcontext, does not save
-// and restore the signal mask with a system call on every switch.
+// Runs fiber f until it switches back, then checks the canary of its stack if it has no guard
+// page. A fiber is started once with setcontext (a fresh stack needs ucontext) and afterwards
+// resumed with _longjmp, which, unlike swapcontext, does not save and restore the signal mask with
+// a system call on every switch.
 void switch_to(Scheduler& s, Fiber* f) {
   s.cur = f;
   g_stats.fiber_switches++;
@@ -475,6 +477,9 @@ void switch_to(Scheduler& s, Fiber* f) {
     _longjmp(f->jb, 1);
   }
   s.cur = nullptr;
+  if (f->state != FState::kDone && !stack_canary_ok(f->stack))
+    throw SimError("tcsim: fiber stack overflow in " + who(*f) + " near " + loc(f->at) + " (more than " +
+                   std::to_string(kStackBytes / 1024) + " KiB of stack)");
 }
 
 // The timing model's run loop: always the earliest event (thread, asynchronous operation,
@@ -535,9 +540,6 @@ void run_grid_timed(Scheduler& s) {
     while (!s.heap.empty() && !valid(s.heap.front())) pop();
     s.horizon = (s.heap.empty() ? f->t : std::max(f->t, s.heap.front().t)) + kLookaheadNs;
     switch_to(s, f);
-    if (f->state != FState::kDone && !stack_canary_ok(f->stack))
-      throw SimError("tcsim: fiber stack overflow in " + who(*f) + " near " + loc(f->at) +
-                     " (more than " + std::to_string(kStackBytes / 1024) + " KiB of stack)");
   }
 }
 }  // namespace

@@ -56,6 +56,7 @@ void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc
 uint32_t cluster_ctarank(SrcLoc at);
 uint32_t cluster_nctarank(SrcLoc at);
 uint32_t cluster_id_x(SrcLoc at);
+uint32_t sm_id(SrcLoc at);  // %smid: the emulated SM the CTA was placed on
 void cluster_arrive(bool release, SrcLoc at);
 void cluster_wait(SrcLoc at);
 uint32_t mapa(uint32_t addr, uint32_t rank, SrcLoc at);

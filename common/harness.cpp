@@ -211,18 +211,6 @@ VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
   return vr;
 }
 
-// "" if `path` can be written: an existing file that is writable, or a new one in a writable
-// directory; otherwise why not. Nothing is created or truncated.
-std::string writable_check(const std::string& path) {
-  if (::access(path.c_str(), F_OK) == 0)
-    return ::access(path.c_str(), W_OK) == 0 ? "" : "cannot write " + path + ": " + std::strerror(errno);
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    return "cannot write " + path + " (" + dir + ": " + std::strerror(errno) + ")";
-  return "";
-}
-
 // The trace of the launch just emulated, written to o.trace_path (write_trace's exit code). A CTA
 // of --trace-ctas that ran records at least its setup, so one without a span was not in the grid.
 int write_emulator_trace(const StepSpec& spec, const Options& o) {
@@ -320,9 +308,11 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
     }
     // Refuse an unwritable trace file now, not after a long run.
     if (!o.trace_path.empty()) {
-      const std::string err = writable_check(o.trace_path);
+      const std::string err = ::access(o.trace_path.c_str(), F_OK) == 0
+                                  ? (::access(o.trace_path.c_str(), W_OK) == 0 ? "" : std::strerror(errno))
+                                  : creatable_check(o.trace_path);
       if (!err.empty()) {
-        std::fprintf(stderr, "%s: --trace: %s\n", prog.c_str(), err.c_str());
+        std::fprintf(stderr, "%s: --trace: cannot write %s (%s)\n", prog.c_str(), o.trace_path.c_str(), err.c_str());
         return 2;
       }
     }

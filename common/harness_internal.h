@@ -296,6 +296,10 @@ std::string csv_header();                     // the header line, with '\n'
 std::string csv_field(const std::string& s);  // quoted if it holds , " CR or LF
 std::string csv_line(const CsvRecord& r);     // one row, with '\n'
 
+// "" if a file could be created at `path` (its directory exists and is writable), otherwise
+// "<directory>: <reason>". Used to refuse an output path before a long run, not after it.
+std::string creatable_check(const std::string& path);
+
 // "" if `path` can take our rows: it does not exist, is empty, or starts with our header line
 // (and ends with a newline). Otherwise a message (without program name) saying why not.
 std::string csv_check(const std::string& path);

@@ -106,19 +106,21 @@ std::string inspect_csv(int fd, const std::string& path, bool* empty) {
 
 }  // namespace
 
+std::string creatable_check(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return dir + ": " + std::strerror(errno);
+  return "";
+}
+
 std::string csv_check(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno != ENOENT) return path + ": " + std::strerror(errno);
     // A new file: its directory must exist and be writable, or the append would fail only after
     // the whole run.
-    const size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "."
-                            : slash == 0               ? "/"
-                                                       : path.substr(0, slash);
-    if (::access(dir.c_str(), W_OK | X_OK) != 0)
-      return path + ": cannot create it (" + dir + ": " + std::strerror(errno) + ")";
-    return "";
+    const std::string dir_err = creatable_check(path);
+    return dir_err.empty() ? "" : path + ": cannot create it (" + dir_err + ")";
   }
   bool empty = false;
   return inspect_csv(fd.get(), path, &empty);

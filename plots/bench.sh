@@ -4,8 +4,8 @@
 # cuBLASLt (NVFP4 step) itself in the same run, so every row carries its own reference.
 #
 #   BF16 steps (00-06): M = N = K = 4096, inputs random and integer
-#   NVFP4 step (07):    the three competition shapes 128x7168x16384, 128x4096x7168,
-#                       128x7168x2048 (M x N x K), inputs random
+#   NVFP4 step (07):    the competition shapes listed in results/published_b200.csv
+#                       (128x7168x16384, 128x4096x7168, 128x7168x2048), inputs random
 #
 # Every run passes --gpu: a binary that cannot run on this GPU exits 3 (instead of falling back
 # to the emulator) and is skipped with a note. No GPU at all: one line on stderr, exit 2.
@@ -94,6 +94,10 @@ if [ -z "$steps" ]; then
 fi
 [ -n "${steps// /}" ] || { echo "$me: no step binaries in $bdir (run make all)" >&2; exit 2; }
 
+# Step 07's shapes: the NVFP4 competition shapes of results/published_b200.csv.
+mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
+  { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
+
 echo "== bench on $gpu_name (driver $driver) -> $out"
 ran=0 skipped=() failed=()
 for s in $steps; do
@@ -101,7 +105,8 @@ for s in $steps; do
   bin=$bdir/step$s
   [ -x "$bin" ] || { echo "$me: $bin: not built" >&2; failed+=("step$s (no binary)"); continue; }
   if [ "$s" = 07 ]; then
-    runs=("128 7168 16384 random" "128 4096 7168 random" "128 7168 2048 random")
+    runs=()
+    for sh in "${nvfp4_shapes[@]}"; do runs+=("$sh random"); done
   else
     runs=("4096 4096 4096 random")
     [ "$integer" = 1 ] && runs+=("4096 4096 4096 integer")

@@ -21,12 +21,11 @@ nonempty_png() {  # a PNG file with something in it
 
 # 1
 if make --no-print-directory -s plots PLOTS_OUT="$tmp/img"; then
-  for f in progression.png progression_nvfp4.png; do
+  # Every picture the docs show: the two charts, a model timeline per tcgen05 step, step 00's GPU one.
+  for f in progression.png progression_nvfp4.png timeline_step00_h100.png \
+           $(for s in $(make --no-print-directory -s list-steps); do
+               [ "$s" = step00 ] || echo "timeline_$s.png"; done); do
     nonempty_png "$tmp/img/$f" || fail "make plots did not write $f"
-  done
-  for f in "$tmp"/img/timeline_step*.png; do
-    [ -e "$f" ] || continue
-    nonempty_png "$f" || fail "${f##*/} is empty"
   done
   echo "check_plots: make plots wrote: $(cd "$tmp/img" && ls | tr '\n' ' ')"
 else
@@ -69,6 +68,21 @@ python3 plots/timeline.py "$tmp/bad.json" --out "$tmp/bad.png" 2>/dev/null
 if python3 plots/performance_doc.py --out "$tmp/performance.md" --rev test --date test >/dev/null; then
   grep -q "do not edit" "$tmp/performance.md" && grep -q "No B200 was available" "$tmp/performance.md" &&
     grep -q "prediction" "$tmp/performance.md" || fail "performance.md lacks its generated/prediction notes"
+  # The tables must carry the CSV's numbers: each model row's figure in its step's (or shape's) row.
+  python3 - "$tmp/performance.md" results/model_b200.csv <<'PY' || fail "performance.md does not show the model CSV's figures"
+import csv, sys
+page = open(sys.argv[1]).read().splitlines()
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert rows, "no model rows"
+for r in rows:
+    step, m, n, k = int(r["step"]), r["m"], r["n"], r["k"]
+    if r["dtype"] == "bf16":
+        lead, want = "| %02d " % step, "| %.1f |" % float(r["tflops"])
+    else:
+        lead, want = "| %s x %s x %s |" % (m, n, k), "| %.2f |" % (float(r["median_ms"]) * 1e3)
+    line = [l for l in page if l.startswith(lead)]
+    assert len(line) == 1 and want in line[0], (lead, want, line)
+PY
 else
   fail "performance_doc.py exited non-zero"
 fi

@@ -12,7 +12,6 @@
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048.
 #   timeline_step00_h100.png  step 00's GPU trace, results/traces/step00_h100.json (%globaltimer
 #                           on an H100, measured; the first 12 us of CTAs 0 and 1).
-#                           Binaries without --predict/--trace: timelines skipped with a note.
 #
 # Usage: plots/make_plots.sh [options]      (make plots builds the steps first)
 #   --out DIR        where the PNGs go [docs/img]
@@ -60,32 +59,23 @@ trace_shape() {  # the shape of step $1's timeline (see the top of this file)
 
 gpu_trace=$results/traces/step00_h100.json
 if [ "$timelines" = 1 ] && [ -f "$gpu_trace" ]; then
-  python3 plots/timeline.py "$gpu_trace" --out "$out/timeline_step00_h100.png" --ctas 2 --tmax 12 \
-    --title "step 00 on an H100 (%globaltimer, measured): M=N=K=4096, CTAs 0 and 1, the first 12 us" \
-    || fail=1
+  # The title from the trace's own metadata (device, shape, clock), not written out here.
+  python3 plots/timeline.py "$gpu_trace" --out "$out/timeline_step00_h100.png" --ctas 2 --tmax 12 || fail=1
 fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
   for s in 01 02 03 04 05 06 07; do
     bin=$bdir/step$s
-    [ -x "$bin" ] || { echo "$me: $bin not built; timelines skipped (make all)" >&2; break; }
+    [ -x "$bin" ] || { echo "$me: $bin not built (make all)" >&2; fail=1; continue; }
     set -- $(trace_shape "$s")
     json=$tmp/step$s.json
     "$bin" --predict --trace "$json" --trace-ctas 0,1 --m "$1" --n "$2" --k "$3" \
       >"$tmp/out" 2>"$tmp/err"
     rc=$?
-    if [ "$rc" = 2 ] && grep -q -e --predict -e --trace "$tmp/err"; then  # flag unknown
-      echo "$me: note: step$s has no --predict/--trace yet ($(head -1 "$tmp/err")); timelines skipped" >&2
-      break
-    fi
-    if [ "$rc" = 0 ] && [ ! -s "$json" ]; then
-      echo "$me: note: step$s --predict --trace wrote no trace (this build's timing model records none yet); timelines skipped" >&2
-      break
-    fi
-    if [ "$rc" != 0 ]; then
+    if [ "$rc" != 0 ] || [ ! -s "$json" ]; then
       cat "$tmp/out" "$tmp/err" >&2
-      echo "$me: step$s --predict --trace failed (exit $rc)" >&2
+      echo "$me: step$s --predict --trace failed (exit $rc) or wrote no trace" >&2
       fail=1; continue
     fi
     [ -z "$keep" ] || { mkdir -p "$keep" && cp "$json" "$keep/"; }

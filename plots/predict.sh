@@ -3,7 +3,7 @@
 # page that sets its predictions beside the published B200 figures. No GPU needed.
 #
 #   1. ./stepNN --predict --csv ... for steps 01-06 at M = N = K = 4096 and step 07 at the three
-#      NVFP4 competition shapes (128x7168x16384, 128x4096x7168, 128x7168x2048); each prints
+#      NVFP4 competition shapes listed in results/published_b200.csv; each prints
 #      "predicted B200: <X> TFLOPS" and appends a row whose gpu column names the model. The rows
 #      go to a temporary file that REPLACES results/model_b200.csv only when every run passed
 #      (a failed run leaves the old file as it was).
@@ -15,14 +15,14 @@
 #   --bin-dir DIR   the stepNN binaries [repository root]
 #   --csv FILE      the model rows [results/model_b200.csv]
 #   --doc FILE      the page [docs/performance.md]
-#   --steps LIST    only these steps, e.g. "01 07" (the CSV then holds only their rows)
+#   --steps LIST    only these steps, e.g. "01 07" (the CSV keeps the other steps' rows)
 #   --doc-only      skip step 1: rewrite the page from the CSV that is there
 # Exit codes: 0 done, 1 a run failed, 2 usage error or a binary without --predict.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/predict.sh
 
-bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07" run=1
+bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07" run=1 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bin-dir) bdir=${2:?}; shift ;;
@@ -31,8 +31,8 @@ while [ $# -gt 0 ]; do
     --csv=*) csv=${1#*=} ;;
     --doc) doc=${2:?}; shift ;;
     --doc=*) doc=${1#*=} ;;
-    --steps) steps=${2:?}; shift ;;
-    --steps=*) steps=${1#*=} ;;
+    --steps) steps=${2:?}; only=1; shift ;;
+    --steps=*) steps=${1#*=}; only=1 ;;
     --doc-only) run=0 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "$me: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -44,10 +44,9 @@ command -v python3 >/dev/null || { echo "$me: python3 not found" >&2; exit 2; }
 tmpdir=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmpdir"' EXIT
 
-# A binary without the flag answers with a usage error (exit 2) naming it.
-no_flag() {  # no_flag RC ERRFILE FLAG
-  [ "$1" = 2 ] && grep -q -- "$3" "$2"
-}
+# Step 07's shapes: the NVFP4 competition shapes of results/published_b200.csv.
+mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
+  { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
 
 if [ "$run" = 1 ]; then
   tmpcsv=$tmpdir/model.csv
@@ -57,7 +56,7 @@ if [ "$run" = 1 ]; then
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin: not built (run make all, or make predict)" >&2; exit 2; }
     if [ "$s" = 07 ]; then
-      shapes=("128 7168 16384" "128 4096 7168" "128 7168 2048")
+      shapes=("${nvfp4_shapes[@]}")
     else
       shapes=("4096 4096 4096")
     fi
@@ -67,10 +66,6 @@ if [ "$run" = 1 ]; then
       echo "-- ${cmd[*]}"
       "${cmd[@]}" >"$tmpdir/out" 2>"$tmpdir/err"
       rc=$?
-      if no_flag "$rc" "$tmpdir/err" --predict; then
-        echo "$me: step$s has no --predict yet (the B200 timing model is not in this build); $csv left as it was" >&2
-        exit 2
-      fi
       line=$(grep -m1 '^predicted B200:' "$tmpdir/out")
       if [ "$rc" != 0 ] || [ -z "$line" ]; then
         cat "$tmpdir/out"; cat "$tmpdir/err" >&2
@@ -85,25 +80,19 @@ if [ "$run" = 1 ]; then
     echo "$me: failed: ${failed[*]}; $csv left as it was" >&2
     exit 1
   fi
+  # --steps: the other steps' rows of the old file stay (the step is the first column).
+  if [ -n "$only" ] && [ -s "$csv" ]; then
+    keep=" $(for s in $steps; do printf '%d ' "$((10#$s))"; done)"
+    { cat "$tmpcsv"; awk -F, -v keep="$keep" 'NR > 1 && index(keep, " " $1 " ") == 0' "$csv"; } >"$tmpdir/merged.csv" &&
+      mv "$tmpdir/merged.csv" "$tmpcsv"
+  fi
   mkdir -p "$(dirname "$csv")" && cp "$tmpcsv" "$csv.tmp" && mv "$csv.tmp" "$csv" || {
     echo "$me: cannot write $csv" >&2; exit 1; }
   echo "== wrote $csv ($(($(wc -l <"$csv") - 1)) rows)"
 fi
 
-# The parameter table; tolerated missing (the page says why).
-params=$tmpdir/params.md note=""
-if [ -x "$bdir/step01" ]; then
-  "$bdir/step01" --model-params >"$params" 2>"$tmpdir/err"
-  rc=$?
-  if no_flag "$rc" "$tmpdir/err" --model-params; then
-    note="this build's step01 has no --model-params flag yet"
-  elif [ "$rc" != 0 ]; then
-    note="./step01 --model-params failed (exit $rc): $(head -1 "$tmpdir/err")"
-  fi
-  [ -z "$note" ] || { echo "$me: note: $note" >&2; : >"$params"; }
-else
-  note="step01 is not built"
-fi
+# The parameter table the model ran with.
+params=$tmpdir/params.md
+"$bdir/step01" --model-params >"$params" || { echo "$me: $bdir/step01 --model-params failed" >&2; exit 1; }
 
-python3 plots/performance_doc.py --model "$csv" --out "$doc" --model-params "$params" \
-  ${note:+--model-params-note "$note"}
+python3 plots/performance_doc.py --model "$csv" --out "$doc" --model-params "$params"

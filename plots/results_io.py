@@ -169,3 +169,15 @@ class Published:
             if r["dtype"] == "nvfp4" and r["step_name"] == step_name and shape_of(r) == shape:
                 return r
         return None
+
+
+if __name__ == "__main__":
+    # `python3 plots/results_io.py nvfp4-shapes`: the NVFP4 competition shapes, one "M N K" line
+    # each, from results/published_b200.csv: the one list plots/bench.sh and plots/predict.sh run.
+    if sys.argv[1:] != ["nvfp4-shapes"]:
+        sys.exit("usage: results_io.py nvfp4-shapes")
+    try:
+        for m, n, k in Published(os.path.join(ROOT, "results", PUBLISHED_FILE)).nvfp4_shapes():
+            print(m, n, k)
+    except InputError as e:
+        sys.exit("results_io.py: %s" % e)

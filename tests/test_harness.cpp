@@ -15,19 +15,16 @@
 #include <vector>
 
 #include "common/harness_internal.h"
+#include "harness_test_util.h"
 
 using namespace tcg;
 using namespace tcg::harness;
 
 namespace {
 
-const StepSpec kSpec = {1, "test_step", "a step for the tests", Arch::kSm100a, 8};
-
-ParseResult parse(const std::vector<std::string>& args) { return parse_args(kSpec, args); }
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using harness_test::contains;
+using harness_test::kSpec;
+using harness_test::parse;
 
 __nv_bfloat16 bf(float x) { return bf16_from_bits(float_to_bf16_bits(x)); }
 

@@ -9,21 +9,13 @@
 #include <vector>
 
 #include "common/harness_internal.h"
+#include "harness_test_util.h"
 
 using namespace tcg;
 using namespace tcg::harness;
-
-namespace {
-
-const StepSpec kSpec = {1, "test_step", "a step for the tests", Arch::kSm100a, 8};
-
-ParseResult parse(const std::vector<std::string>& args) { return parse_args(kSpec, args); }
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-}  // namespace
+using harness_test::contains;
+using harness_test::kSpec;
+using harness_test::parse;
 
 TEST_CASE("parse_args: --trace and --trace-ctas") {
   const Options d = parse({}).options;

@@ -39,7 +39,7 @@ PHASE_OTHER = "#e6e6e6"
 CATEGORIES = [  # (cat, colour, legend text), in legend order; phases: PHASE_COLORS
     ("phase", PHASE_OTHER, "phase (other name)"),
     ("wait", "#d62728", "wait (a barrier that blocked)"),
-    ("issue", "#1f77b4", "issue (TMA copies, MMAs)"),
+    ("issue", "#1f77b4", "issuing work (TMA copies, MMAs; step 00: its loads)"),
     ("tma", "#2ca02c", "TMA copy in flight"),
     ("mma", "#9467bd", "tensor core (MMA in flight)"),
     ("tmem_ld", "#ff7f0e", "tcgen05.ld .. wait::ld"),

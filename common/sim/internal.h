@@ -262,6 +262,10 @@ struct Cta {
   std::vector<RemoteAccess> remote_accesses;  // latest access per accessing CTA rank
   std::vector<std::shared_ptr<LdBatch>> pending_lds;  // tcgen05.ld issued here, not yet waited for
   std::vector<std::shared_ptr<CpRecord>> pending_cps;  // tcgen05.cp issued and not yet performed
+  // clc.cpp: offsets of try_cancel responses in flight towards this CTA, and where a thread of it
+  // first saw a failed response (after which another try_cancel is undefined, §9.7.13.17).
+  std::vector<uint32_t> clc_in_flight;
+  SrcLoc clc_failed_at{};
 };
 
 struct Cluster {
@@ -326,6 +330,10 @@ struct Scheduler {
   int cta_group = 0;
   SrcLoc cta_group_at{};
   const char* cta_group_op = nullptr;
+  // clc.cpp: clusters (grid order) canceled by clusterlaunchcontrol.try_cancel before launch;
+  // admit_clusters skips them.
+  std::vector<uint8_t> clc_canceled;
+  bool clc_used = false;  // a try_cancel has been issued in this launch
 };
 
 extern Scheduler* g_sched;
@@ -352,6 +360,7 @@ double model_remote_arrive_ns();
 double model_warp_mma(Cta& cta);
 double model_tmem_alloc_ns();
 double model_cta_launch_ns();
+double model_clc_ns();  // one clusterlaunchcontrol.try_cancel round trip
 // Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
 bool trace_cta(const Cta& cta);
 uint32_t linear_cta(const Cta& cta);
@@ -398,6 +407,11 @@ void cta_finished(Cta& cta);  // the last thread of `cta` exited: exit checks
 // placed although some remain and nothing is resident (cannot happen for a valid launch).
 void admit_clusters(Scheduler& s);
 void retire_clusters(Scheduler& s);  // frees the SM resources and threads of finished clusters
+// clc.cpp: moves next_cluster past clusters that a try_cancel has canceled.
+void clc_skip_canceled(Scheduler& s);
+// clc.cpp: once the kernel has used try_cancel, delays (seeded) the launch of clusters after the
+// first wave, so that cancels race with launches as they do on the GPU.
+bool clc_delay_launch(const Scheduler& s);
 
 // ---- shared memory (memory.cpp)
 struct SmemRef {

@@ -94,6 +94,7 @@ void cta_finished(Cta& cta) {
 void admit_clusters(Scheduler& s) {
   const uint32_t csize = s.cluster_shape.x * s.cluster_shape.y * s.cluster_shape.z;
   while (s.next_cluster < s.num_clusters && s.resident_ctas + csize <= s.max_resident_ctas) {
+    if (clc_delay_launch(s)) return;  // clc.cpp: a freed SM takes a seeded while to launch the next cluster
     // SM groups (csize aligned SMs) with room for one CTA on each.
     std::vector<uint32_t> groups;
     for (uint32_t g = 0; g + csize <= s.sms.size(); g += csize) {
@@ -114,6 +115,7 @@ void admit_clusters(Scheduler& s) {
     // Cluster index -> cluster coordinates, x fastest (grid order).
     const dim3 grid_c(s.grid.x / s.cluster_shape.x, s.grid.y / s.cluster_shape.y, s.grid.z / s.cluster_shape.z);
     const uint64_t ci = s.next_cluster++;
+    clc_skip_canceled(s);
     const uint32_t cx = uint32_t(ci % grid_c.x), cy = uint32_t(ci / grid_c.x % grid_c.y),
                    cz = uint32_t(ci / (uint64_t(grid_c.x) * grid_c.y));
     auto clp = std::make_unique<Cluster>();

@@ -82,6 +82,12 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
               SrcLoc at);
 void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcLoc at);
 
+// ---- cluster launch control (clc.cpp)
+void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at);
+void clc_load_response(uint32_t response, uint32_t* words, SrcLoc at);  // ld.shared.v4.b32 of a response
+bool clc_query_is_canceled(const uint32_t* words, SrcLoc at);
+uint32_t clc_query_first_ctaid(const uint32_t* words, int dim, SrcLoc at);
+
 // ---- tcgen05
 // cta_group: 1 or 2 (the .cta_group qualifier)
 void tmem_alloc(uint32_t dst, uint32_t ncols, int cta_group, SrcLoc at);

@@ -47,6 +47,8 @@ struct Stats {
   double mma_seconds = 0;          // of which: MMA arithmetic (operand fetch + multiply-add)
   double copy_seconds = 0;         // of which: TMA copies
   double model_ns = 0;             // timing model: predicted kernel duration (launch to last exit)
+  uint64_t clc_canceled = 0;       // clusterlaunchcontrol.try_cancel: clusters canceled (clc.cpp)
+  uint64_t clc_failed = 0;         // ... and requests that found no cluster left to cancel
 };
 
 // Thrown out of a launch when the emulator found a bug in the kernel (deadlock, TMEM leak, bad

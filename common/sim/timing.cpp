@@ -61,6 +61,7 @@ enum ParamId {
   kTmemAllocCycles,
   kCtaLaunchNs,
   kWarpMmaCycles,
+  kClcRoundTripNs,
   kNumParams
 };
 
@@ -95,6 +96,9 @@ const Param kParams[kNumParams] = {
     {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
     {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
      "placeholder, not shared between warps, not published; --predict refuses step 00 (its global loads are not timed either)"},
+    {"clusterlaunchcontrol.try_cancel round trip", 600, "ns", "estimate",
+     "issue to response in shared memory: a request to the grid's launch scheduler and back, taken as about one "
+     "TMA latency (719 ns above) less the data; not published"},
 };
 
 double p(ParamId id) { return kParams[id].value; }
@@ -145,6 +149,7 @@ double wake_ns() { return cyc(p(kWakeCycles)); }
 double model_remote_arrive_ns() { return cyc(p(kRemoteArriveCycles)); }
 double model_tmem_alloc_ns() { return cyc(p(kTmemAllocCycles)); }
 double model_cta_launch_ns() { return p(kCtaLaunchNs); }
+double model_clc_ns() { return p(kClcRoundTripNs); }
 
 void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp) {
   s.heap.push_back(Scheduler::Event{t, s.next_seq++, kind, f, stamp});

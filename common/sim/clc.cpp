@@ -88,21 +88,12 @@ void clc_skip_canceled(Scheduler& s) {
     s.next_cluster++;
 }
 
-bool clc_delay_launch(const Scheduler& s) {
-  // Only between launches of the seeded scheduler, while resident threads or asynchronous work
-  // can still move (so a delay never looks like a deadlock); the timing model has its own launch
-  // latency (model_cta_launch_ns).
-  if (!s.clc_used || s.timed || s.clusters.empty()) return false;
-  if (s.runnable.empty() && s.async_ops.empty() && s.tc_busy.empty()) return false;
-  return g_sched->rng.uniform() < 0.95;
-}
 }  // namespace detail
 
 void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at) {
   tick(at);
   Fiber& f = me();
   Cta& self = *f.cta;
-  g_sched->clc_used = true;
   const char* what = multicast ? "clusterlaunchcontrol.try_cancel.multicast::cluster::all" : "clusterlaunchcontrol.try_cancel";
   if (self.clc_failed_at.file)
     fail_here("try_cancel after a failed try_cancel",

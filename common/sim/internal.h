@@ -333,7 +333,6 @@ struct Scheduler {
   // clc.cpp: clusters (grid order) canceled by clusterlaunchcontrol.try_cancel before launch;
   // admit_clusters skips them.
   std::vector<uint8_t> clc_canceled;
-  bool clc_used = false;  // a try_cancel has been issued in this launch
 };
 
 extern Scheduler* g_sched;
@@ -409,9 +408,6 @@ void admit_clusters(Scheduler& s);
 void retire_clusters(Scheduler& s);  // frees the SM resources and threads of finished clusters
 // clc.cpp: moves next_cluster past clusters that a try_cancel has canceled.
 void clc_skip_canceled(Scheduler& s);
-// clc.cpp: once the kernel has used try_cancel, delays (seeded) the launch of clusters after the
-// first wave, so that cancels race with launches as they do on the GPU.
-bool clc_delay_launch(const Scheduler& s);
 
 // ---- shared memory (memory.cpp)
 struct SmemRef {

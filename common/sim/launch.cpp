@@ -94,7 +94,6 @@ void cta_finished(Cta& cta) {
 void admit_clusters(Scheduler& s) {
   const uint32_t csize = s.cluster_shape.x * s.cluster_shape.y * s.cluster_shape.z;
   while (s.next_cluster < s.num_clusters && s.resident_ctas + csize <= s.max_resident_ctas) {
-    if (clc_delay_launch(s)) return;  // clc.cpp: a freed SM takes a seeded while to launch the next cluster
     // SM groups (csize aligned SMs) with room for one CTA on each.
     std::vector<uint32_t> groups;
     for (uint32_t g = 0; g + csize <= s.sms.size(); g += csize) {

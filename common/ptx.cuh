@@ -19,6 +19,7 @@
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/clc.cuh"     // cluster launch control (try_cancel, query_cancel)
+#include "ptx/tma_store.cuh"  // TMA store, bulk groups, fence.proxy.async, st.shared.v4
 #include "ptx/tcgen05.cuh"
 #include "ptx/warp_mma.cuh"
 #include "ptx/trace.cuh"   // %globaltimer and the timeline recorder (--trace)

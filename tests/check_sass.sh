@@ -5,7 +5,9 @@
 #   * the tensor-core, TMA and TMEM instructions the step is built from, e.g. for the tcgen05
 #     steps UTCHMMA (tcgen05.mma) a multiple of 4 times (4 MMAs of K = 16 per 64-wide k-tile,
 #     however the compiler unrolls the loop), UTCBAR (tcgen05.commit), LDTM (tcgen05.ld),
-#     UTMALDG (TMA); for steps 05 and 06 their .2CTA forms and the cluster barrier.
+#     UTMALDG (TMA); for steps 05 and 06 their .2CTA forms and the cluster barrier; for step 08
+#     the TMA store (UTMASTG), the proxy fence (FENCE.VIEW.ASYNC.S), wait_group (DEPBAR.LE) and
+#     the 16-byte st.shared of the staging buffers (STS.128).
 #   * zero cost of the timeline annotations (--trace, docs/tracing.md): every kernel is a
 #     template on bool kTrace, and in every architecture the object holds, the untraced
 #     instantiation (mangled ILb0E) reads no %globaltimer (SR_GLOBALTIMER*) while the traced one
@@ -34,6 +36,7 @@ declare -A expect=(
   [step05]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
   [step06]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
   [step07]="UTCOMMA.4X !UTCHMMA UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ LDTM UTMALDG.2D\$ F2FP.F16.F32.PACK_AB"
+  [step08]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTMASTG.2D FENCE.VIEW.ASYNC.S DEPBAR.LE STS.128 UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
 )
 [ $# -gt 0 ] || set -- $(make --no-print-directory -s list-steps)
 bad=0

@@ -13,11 +13,17 @@
 # pair with the smem ring wrapping inside tiles, uneven tile counts, more SM pairs than tiles
 # (grid capped), an odd SM count (one SM idle), two bands of the tile order, one pair walking 16
 # tiles; integer inputs bitwise, random inputs under seeds 1, 2, 3 (and 5).
+# Steps whose epilogue writes C with TMA stores (TMA_STORE_STEPS) need N % 8 == 0 for it (most
+# shapes above have N = 300 and take the fallback), so they also run with N % 8 == 0 and partial
+# tiles everywhere: boxes clipped at M and N, sub-tiles wholly beyond N (N = 72), a peer CTA with
+# one valid row, one k-tile, one pair walking 9 tiles (the staging ring wraps), more SM pairs than
+# tiles; integer inputs bitwise, random inputs under seeds 1, 2, 3 (and 5).
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
 cd "$(dirname "$0")/.."
-PAIR_STEPS=" step05 step06 "   # add later 2-SM steps here
-PERSISTENT_STEPS=" step06 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
+PAIR_STEPS=" step05 step06 step08 "   # add later 2-SM steps here
+PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
+TMA_STORE_STEPS=" step08 "      # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)
 NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...
@@ -84,9 +90,22 @@ for step in "$@"; do
     run "$step" --m 1024 --n 1024 --k 64 --inputs integer --sim-sms 2                 # one pair, 16 tiles of one k-tile
     run "$step" --m 1024 --n 1024 --k 64 --inputs random --sim-sms 3 --sim-seed 2     # the same on 3 SMs (1 idle)
   fi
+  if [[ "$TMA_STORE_STEPS" == *" $step "* ]]; then
+    expected=$((expected + 10))
+    run "$step" --m 200 --n 296 --k 1096 --inputs integer                             # partial M/N, 18 k-tiles
+    run "$step" --m 200 --n 296 --k 1096 --inputs random --sim-seed 1
+    run "$step" --m 200 --n 296 --k 1096 --inputs random --sim-seed 2
+    run "$step" --m 200 --n 296 --k 1096 --inputs random --sim-seed 3
+    run "$step" --m 129 --n 520 --k 64 --inputs integer --sim-seed 4                  # one k-tile, peer 1 row
+    run "$step" --m 1000 --n 1496 --k 776 --inputs integer --sim-sms 10               # 24 tiles on 5 pairs, partial
+    run "$step" --m 1000 --n 1496 --k 776 --inputs random --sim-sms 10 --sim-seed 5
+    run "$step" --m 2304 --n 72 --k 136 --inputs integer --sim-sms 3 --sim-seed 4     # 9 tiles on 1 pair, N = 72
+    run "$step" --m 2304 --n 72 --k 136 --inputs random --sim-sms 3 --sim-seed 2
+    run "$step" --m 300 --n 264 --k 200 --inputs integer --sim-sms 16 --sim-seed 2    # 4 tiles, 8 SM pairs
+  fi
 done
 echo "emulator step runs: $passed passed, $failed failed"
 # A run that executed nothing must not pass: 7 runs per step (13 for a pair step, 25 for a
-# persistent pair step, 11 for an NVFP4 step), at least one step.
+# persistent pair step, 11 for an NVFP4 step, 10 more for a TMA-store step), at least one step.
 if [ $# -eq 0 ] || [ "$passed" -ne "$expected" ]; then echo "expected $expected passing runs for $# step(s)"; exit 1; fi
 [ "$failed" = 0 ]

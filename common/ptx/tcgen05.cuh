@@ -238,6 +238,22 @@ TCG_DEV void tmem_ld_32x32b_x16(uint32_t taddr, uint32_t (&r)[16] TCG_LOC) {
 #endif
 }
 
+// The same with 32 columns (32 registers per thread): a 64-column epilogue sub-tile is two of them.
+TCG_DEV void tmem_ld_32x32b_x32(uint32_t taddr, uint32_t* r TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tmem_ld(::tcsim::LdShape::k32x32b, 32, taddr, r, TCG_AT);
+#else
+  asm volatile(
+      "tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]),
+        "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]),
+        "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]),
+        "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31])
+      : "r"(taddr));
+#endif
+}
+
 // tcgen05.ld.sync.aligned.16x256b.x1.b32 (§9.7.16.8.3): 16 lanes x 256 bits; thread t receives lane t/4 (regs
 // 0,1) and lane t/4+8 (regs 2,3), columns 2*(t%4) and +1 — an mma.sync accumulator fragment.
 TCG_DEV void tmem_ld_16x256b_x1(uint32_t taddr, uint32_t (&r)[4] TCG_LOC) {

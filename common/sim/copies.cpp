@@ -111,6 +111,21 @@ Cta& signal_cta(Cta& dst_cta, uint32_t bar, const TmaMode& mode, uint32_t bar_ra
 
 }  // namespace
 
+namespace detail {
+TensorMapInfo decode_tensor_map(const CUtensorMap* map, int rank, const char* what) {
+  SimMap m;
+  memcpy(&m, map, sizeof m);
+  if (m.magic != kMapMagic)
+    fail_here("bad tensor map", std::string(what) + " with a tensor map that encode_tensor_map() did not produce");
+  if (int(m.rank) != rank)
+    fail_here("bad tensor map", std::string(what) + " (" + std::to_string(rank) + "d) with a rank-" +
+                                    std::to_string(m.rank) + " tensor map");
+  TensorMapInfo i{m.rank, m.elem_bytes, m.swizzle_span, m.base, {m.dims[0], m.dims[1], m.dims[2]},
+                  {m.strides[0], m.strides[1]}, {m.box[0], m.box[1], m.box[2]}};
+  return i;
+}
+}  // namespace detail
+
 CUtensorMap encode_tensor_map(const tcg::TiledMap& m) {
   const std::string err = tcg::validate(m);
   if (!err.empty()) throw std::runtime_error(err);

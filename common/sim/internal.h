@@ -12,7 +12,7 @@
 // fences, the cluster barrier), mbarrier.cpp, copies.cpp (TMA, bulk copies, multicast),
 // tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
 // mma_block_scaled.cpp (tcgen05.cp, tcgen05.mma kind::mxf4nvf4),
-// warp_mma.cpp (ldmatrix, mma.sync).
+// warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence).
 #pragma once
 #include <setjmp.h>
 #include <ucontext.h>
@@ -132,6 +132,21 @@ struct CpRecord {
   bool done = false;
 };
 
+// TMA stores and bulk groups (tma_store.cpp): a store in flight, and a committed bulk group of
+// one thread (cp.async.bulk.commit_group); a shared-memory chunk as the proxy rules see it.
+struct BulkStore;
+struct BulkGroup {
+  std::vector<std::shared_ptr<BulkStore>> stores;
+  SrcLoc at{};               // the commit_group
+  bool read_waited = false;  // a wait_group(.read) of the issuing thread covered it
+};
+struct SmemChunk {             // 16 bytes of a CTA's shared memory
+  Fiber* writer = nullptr;     // the thread of the last generic-proxy store (st_shared_generic)
+  SrcLoc at{};                 //   and where
+  uint64_t fenced = 0;         // Scheduler::clock of that thread's fence.proxy.async after the store; 0: none yet
+  std::shared_ptr<BulkStore> reader;  // the last TMA store whose source covers it
+};
+
 enum class FState { kRunnable, kBlocked, kDone };
 
 struct Fiber {
@@ -181,6 +196,11 @@ struct Fiber {
   std::vector<OpenPhase> open_phases;  // trace_phase begin, not yet ended (innermost last)
   double ld_start = -1;              // tcgen05.ld issued, not yet waited for (trace)
   double store_start = -1, store_end = -1;  // the run of global stores being recorded (trace)
+  // TMA stores (tma_store.cpp): issued and not yet committed; committed groups, oldest first;
+  // shared-memory chunks (indices into Cta::chunks) it wrote since its last fence.proxy.async.
+  std::vector<std::shared_ptr<BulkStore>> bulk_open;
+  std::deque<BulkGroup> bulk_groups;
+  std::vector<uint32_t> unfenced_chunks;
 };
 
 // A warp-collective (.sync.aligned) instruction in progress.
@@ -266,6 +286,7 @@ struct Cta {
   // first saw a failed response (after which another try_cancel is undefined, §9.7.13.17).
   std::vector<uint32_t> clc_in_flight;
   SrcLoc clc_failed_at{};
+  std::vector<SmemChunk> chunks;  // per 16 bytes of shared memory, once a generic store or TMA store used it (tma_store.cpp)
 };
 
 struct Cluster {
@@ -458,6 +479,21 @@ void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, 
 // An MMA is about to write [lane0, +nlanes) x [col0, +ncols) of `cta`'s TMEM: fails (from the
 // scheduler's stack) if a tcgen05.ld not yet waited for still reads any of those cells.
 void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* writer);
+
+// ---- TMA stores and the generic -> async proxy (tma_store.cpp, copies.cpp)
+// The decoded tensor map (as encode_tensor_map() stored it); fails for a map it did not make or
+// of another rank.
+struct TensorMapInfo {
+  uint32_t rank, elem_bytes, swizzle_span;
+  uint64_t base;
+  uint64_t dims[3];
+  uint64_t strides[2];
+  uint32_t box[3];
+};
+TensorMapInfo decode_tensor_map(const CUtensorMap* map, int rank, const char* what);
+// The running thread exits: it must have committed its TMA stores and waited for their reads.
+void bulk_thread_exited(Fiber& f);
+double model_tma_store(Cta& src, const TmaRows& rows, double* t_read);
 
 // ---- numbers (mma.cpp)
 float f16_bits_to_float(uint16_t h, bool bf16);

@@ -344,6 +344,7 @@ void fiber_entry() {
     if (!b->done)
       fail("tcsim: tcgen05.ld never waited for\n  " + who(f) + " exited with the tcgen05.ld issued at " + loc(b->at) +
            " still outstanding; tcgen05.wait::ld must come before its registers are used");
+  bulk_thread_exited(f);
   if (cta.exited == int(cta.fibers.size())) cta_finished(cta);
   if (cl.done == cl.fibers.size()) s.retire_pending = true;  // retired on the scheduler's stack
   // Other outstanding asynchronous work of an exited thread still completes (nothing cancels it)

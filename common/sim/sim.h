@@ -81,6 +81,12 @@ struct TmaMode {
 void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coords, uint32_t bar, TmaMode mode,
               SrcLoc at);
 void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcLoc at);
+// TMA store and bulk groups (tma_store.cpp)
+void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t src, SrcLoc at);
+void bulk_commit_group(SrcLoc at);
+void bulk_wait_group(int n, bool read_only, SrcLoc at);
+void fence_proxy_async(SrcLoc at);  // fence.proxy.async.shared::cta
+void st_shared_generic(uint32_t addr, const uint32_t* v, uint32_t bytes, SrcLoc at);  // st.shared.v4.b32
 
 // ---- cluster launch control (clc.cpp)
 void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at);

@@ -14,7 +14,8 @@
 //    in the launch (L2 holds the rest: every modelled problem fits in its 126 MB); global memory
 //    moves in 32-byte sectors, so a 16-byte-wide box row costs a whole sector;
 //  * tcgen05.ld: the TMEM read port of the warp's sub-partition; global stores: the SM's path to
-//    L2, with a bounded store buffer (the thread stalls only when it is full).
+//    L2, with a bounded store buffer (the thread stalls only when it is full);
+//  * TMA stores: the SM's TMA unit (as loads) and L2, no parameter of their own (model_tma_store).
 // Every duration comes from the parameter table; nothing depends on which step runs.
 #include <algorithm>
 #include <cmath>
@@ -182,6 +183,27 @@ double model_copy(Cta& dst, const TmaRows& rows) {
     stream_end = std::max(stream_end, g_chip.hbm_free);
   }
   return stream_end + p(kTmaLatencyNs);
+}
+
+// A TMA store (tma_store.cpp): no parameter of its own. The box streams out of shared memory
+// through the SM's TMA unit, the same server and rate as the loads (the store direction's rate
+// is not published: an estimate that it equals the load's); the source is read once the unit has
+// streamed it (*t_read). The in-bounds sectors then go through the chip's L2 (write-back: HBM is
+// not charged, as for global stores), and the writes complete one TMA latency after the stream
+// (the load's measured latency, also assumed for stores).
+double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
+  Scheduler& s = *g_sched;
+  Sm& sm = *src.sm;
+  const double t = s.now;
+  uint64_t bytes = 0, fresh = 0;
+  for (const auto& [addr, len] : rows.segments) g_chip.sectors(addr, len, &bytes, &fresh);  // C now lives in L2
+  sm.tma_free = std::max(t, sm.tma_free) + double(rows.bytes) / p(kTmaSmBytesPerNs);
+  *t_read = sm.tma_free;
+  if (bytes == 0) return *t_read;  // all clipped: nothing is written
+  g_chip.l2_free = std::max(t, g_chip.l2_free) + double(bytes) / p(kL2BytesPerNs);
+  const double done = std::max(sm.tma_free, g_chip.l2_free) + p(kTmaLatencyNs);
+  s.end = std::max(s.end, done);
+  return done;
 }
 
 double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t a_bytes, uint32_t b_bytes, bool pair) {

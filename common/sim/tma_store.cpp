@@ -1,0 +1,278 @@
+// tma_store.cpp — the TMA store (cp.async.bulk.tensor global <- shared), the per-thread bulk
+// async-groups that track it, and the generic -> async proxy rule for shared memory.
+//
+// Models (PTX ISA §9.7.9.25.5.2 cp.async.bulk.tensor, §9.7.9.25.6.1 cp.async.bulk.commit_group,
+// §9.7.9.25.6.2 cp.async.bulk.wait_group, §9.7.12.4 fence.proxy.async, memory model §8.6 proxies):
+//  * A store writes one box of a tensor map from shared memory laid out as a TMA load of that
+//    box leaves it (dense, dimension 0 fastest, swizzled on the absolute shared address, §5.5.7);
+//    elements outside the tensor are not written (clipping). It happens in two asynchronous
+//    steps, each at a point the seed picks: the READ of the source (into a snapshot), and after
+//    it the WRITE of the in-bounds elements to global memory.
+//  * Bulk groups are per thread: a store joins the thread's open group, commit_group closes it,
+//    wait_group N / wait_group.read N block until every group but the N most recently committed
+//    has completed (.read: has read its source; the writes may still be in flight). A wait
+//    forces the operations it waits for if the seed has not performed them yet.
+//  * The proxy rule. Generic-proxy stores to shared memory (st_shared_generic, i.e. st.shared)
+//    that the async proxy then reads need fence.proxy.async in the writing thread after the store
+//    and, when another thread issues the TMA store, a synchronisation between that fence and the
+//    issue. Checked per 16-byte chunk of the source when the store is issued ("missing
+//    fence.proxy.async" / "TMA store source not ordered after its writer").
+//  * Reuse of a source: a generic store into a chunk that a TMA store reads must come after the
+//    issuing thread's wait_group.read covered that store, and, for another thread, after a
+//    synchronisation with it ("shared memory overwritten under a TMA store"). Checked as a
+//    protocol, so a seed that happened to perform the read early does not hide the bug.
+//  * Exit: a thread must have committed its stores and waited for their reads (nothing else can
+//    order the reads before the CTA's shared memory ends or is reused): "TMA store not waited for".
+//  * Timing (timing.cpp, model_tma_store): the box through the SM's TMA unit and the chip's L2.
+// Not modelled: other store forms (1-D bulk, im2col, reductions, .L2::cache_hint), generic stores
+// that do not go through st_shared_generic (plain C++ pointer writes are invisible here).
+#include <algorithm>
+#include <cstring>
+
+#include "internal.h"
+
+namespace tcsim {
+
+namespace detail {
+struct BulkStore {
+  Fiber* issuer = nullptr;
+  SrcLoc at{};
+  Cta* cta = nullptr;
+  TensorMapInfo map{};
+  int32_t c[3] = {0, 0, 0};
+  std::vector<uint32_t> chunk_addrs;  // shared::cta address of each 16-byte piece of the box, in box order
+  std::vector<uint8_t> data;          // the source as read
+  bool read = false, written = false;
+  uint64_t released = 0;  // Scheduler::clock when the issuer's wait_group(.read) covered it; 0: not yet
+  double t_read = 0, t_written = 0;
+};
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
+uint32_t box_bytes(const TensorMapInfo& m) { return m.box[0] * m.elem_bytes * m.box[1] * (m.rank > 2 ? m.box[2] : 1); }
+
+SmemChunk& chunk_at(Cta& cta, uint32_t addr) {
+  if (cta.chunks.empty()) cta.chunks.resize(cta.smem_bytes / 16 + 1);
+  return cta.chunks[((addr & kOffsetMask) - kSmemBase) / 16];
+}
+
+void perform_read(BulkStore& s) {
+  if (s.read) return;
+  s.read = true;
+  s.data.resize(s.chunk_addrs.size() * 16);
+  for (size_t i = 0; i < s.chunk_addrs.size(); ++i)
+    memcpy(s.data.data() + 16 * i, s.cta->smem + (s.chunk_addrs[i] & kOffsetMask) - kSmemBase, 16);
+}
+
+void perform_write(BulkStore& s) {
+  if (s.written) return;
+  perform_read(s);
+  s.written = true;
+  if (g_options.skip_math) return;  // timing only: the bytes are counted, not moved
+  const TensorMapInfo& m = s.map;
+  const uint32_t eb = m.elem_bytes, row_bytes = m.box[0] * eb;
+  const uint32_t n1 = m.rank > 1 ? m.box[1] : 1, n2 = m.rank > 2 ? m.box[2] : 1;
+  uint8_t* gbase = reinterpret_cast<uint8_t*>(m.base);
+  for (uint32_t i2 = 0; i2 < n2; ++i2)
+    for (uint32_t i1 = 0; i1 < n1; ++i1) {
+      const int64_t g1 = int64_t(s.c[1]) + i1, g2 = int64_t(s.c[2]) + i2;
+      if ((m.rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (m.rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
+        continue;  // a row outside the tensor: clipped
+      const uint8_t* row = s.data.data() + size_t(i1 + n1 * i2) * row_bytes;
+      for (uint32_t i0 = 0; i0 < m.box[0]; ++i0) {
+        const int64_t g0 = int64_t(s.c[0]) + i0;
+        if (g0 < 0 || g0 >= int64_t(m.dims[0])) continue;  // clipped
+        memcpy(gbase + g0 * eb + (m.rank > 1 ? g1 * int64_t(m.strides[0]) : 0) + (m.rank > 2 ? g2 * int64_t(m.strides[1]) : 0),
+               row + size_t(i0) * eb, eb);
+      }
+    }
+  s.data.clear();
+  s.data.shrink_to_fit();
+}
+
+std::string describe(const BulkStore& s) { return "the TMA store issued by " + who(*s.issuer) + " at " + loc(s.at); }
+
+}  // namespace
+
+void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t src, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  const char* what = "cp.async.bulk.tensor (store)";
+  const TensorMapInfo m = decode_tensor_map(map, rank, what);
+  const uint32_t bytes = box_bytes(m);
+  const uint32_t align = m.swizzle_span ? 8 * m.swizzle_span : 128;
+  if ((src & kOffsetMask) % align != 0)
+    fail_here(m.swizzle_span ? "TMA source not aligned to its swizzle repeat" : "misaligned TMA source",
+              std::string(what) + " source " + hex(src) + " must be " + std::to_string(align) + "-byte aligned" +
+                  (m.swizzle_span ? " (the swizzle pattern repeats every 8 rows of the span)" : ""));
+  smem_ref(cta, src, bytes, "cp.async.bulk.tensor store source");  // shared::cta: this CTA, in bounds
+  check_no_mbarrier_in(cta, src, bytes, "cp.async.bulk.tensor store source");
+  auto s = std::make_shared<BulkStore>();
+  s->issuer = &f;
+  s->at = at;
+  s->cta = &cta;
+  s->map = m;
+  for (int i = 0; i < rank; ++i) s->c[i] = coords[i];
+  // The 16-byte pieces of the source, where the swizzle put them (rows of the box are whole
+  // multiples of 16 bytes: validate() requires it).
+  for (uint32_t lin = 0; lin < bytes; lin += 16)
+    s->chunk_addrs.push_back(m.swizzle_span ? tcg::swizzle_addr(src + lin, m.swizzle_span) : src + lin);
+  // The proxy rule, per piece: the last generic store to it was fenced by its writer, and that
+  // fence is ordered before this issue (the same thread, or a synchronisation since the fence).
+  for (uint32_t a : s->chunk_addrs) {
+    SmemChunk& ch = chunk_at(cta, a);
+    if (!ch.writer) continue;  // never written by a generic store (e.g. a TMA load put it there)
+    if (ch.fenced == 0)
+      fail_here("missing fence.proxy.async",
+                std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
+                    loc(ch.at) + " with an ordinary (generic-proxy) store and no fence.proxy.async.shared::cta after "
+                    "it; the TMA store reads in the async proxy and may see the old bytes. Each writing thread "
+                    "fences its stores, then the threads synchronise, then one issues the store (PTX ISA §9.7.12.4, "
+                    "memory model §8.6)");
+    if (ch.writer != &f && ch.fenced >= f.tc_acquire_time)
+      fail_here("TMA store source not ordered after its writer",
+                std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
+                    loc(ch.at) + " and fenced, but this thread has not synchronised with it since that "
+                    "fence.proxy.async (a __syncwarp, bar.sync or mbarrier between the fence and the store)");
+  }
+  for (uint32_t a : s->chunk_addrs) chunk_at(cta, a).reader = s;
+  // No targets for the CTA-exit check: a wait_group performs what it waits for, and the issuing
+  // thread cannot exit before its stores' reads were waited for (bulk_thread_exited), which is
+  // before its CTA can exit; the writes need no CTA resource.
+  AsyncOp rd{[s] { perform_read(*s); }, 0u, "a TMA store reading its source", &f, at};
+  AsyncOp wr{[s] { perform_write(*s); }, 0u, "a TMA store", &f, at};
+  if (timed()) {
+    TmaRows rows;
+    rows.bytes = bytes;
+    const uint32_t n1 = rank > 1 ? m.box[1] : 1, n2 = rank > 2 ? m.box[2] : 1;
+    const int64_t lo = std::max<int64_t>(s->c[0], 0), hi = std::min<int64_t>(int64_t(s->c[0]) + m.box[0], int64_t(m.dims[0]));
+    for (uint32_t i2 = 0; i2 < n2 && hi > lo; ++i2)
+      for (uint32_t i1 = 0; i1 < n1; ++i1) {
+        const int64_t g1 = int64_t(s->c[1]) + i1, g2 = int64_t(s->c[2]) + i2;
+        if ((rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
+          continue;
+        rows.segments.emplace_back(m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
+                                       (rank > 2 ? uint64_t(g2) * m.strides[1] : 0),
+                                   uint32_t(hi - lo) * m.elem_bytes);
+      }
+    s->t_written = model_tma_store(cta, rows, &s->t_read);
+    rd.t = s->t_read;
+    wr.t = s->t_written;
+    if (trace_cta(cta))
+      trace_async(cta, "TMA store", "TMA store " + std::to_string(bytes / 1024) + " KiB", tcg::trace::kCatStore, f.t,
+                  s->t_written);
+  }
+  push_async(std::move(rd));
+  push_async(std::move(wr));
+  f.bulk_open.push_back(std::move(s));
+}
+
+void bulk_commit_group(SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  // An empty group is legal (it completes at once); keep it so wait_group's counting matches.
+  BulkGroup g;
+  g.stores = std::move(f.bulk_open);
+  g.at = at;
+  f.bulk_open.clear();
+  f.bulk_groups.push_back(std::move(g));
+}
+
+void bulk_wait_group(int n, bool read_only, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  const size_t keep = size_t(n);
+  const size_t older = f.bulk_groups.size() > keep ? f.bulk_groups.size() - keep : 0;
+  if (timed()) {  // the thread waits for the model's completion times
+    double done = f.t;
+    for (size_t i = 0; i < older; ++i)
+      for (const auto& s : f.bulk_groups[i].stores) done = std::max(done, read_only ? s->t_read : s->t_written);
+    if (done > f.t) {
+      if (f.traced) trace_span(*f.cta, f.warp, read_only ? "wait_group.read" : "wait_group", tcg::trace::kCatWait, f.t, done);
+      model_spend(f, done - f.t);
+    }
+  }
+  const uint64_t now = ++g_sched->clock;
+  for (size_t i = 0; i < older; ++i) {
+    BulkGroup& g = f.bulk_groups[i];
+    for (const auto& s : g.stores) {
+      if (read_only) perform_read(*s);
+      else perform_write(*s);
+      if (s->released == 0) s->released = now;
+    }
+    g.read_waited = true;
+  }
+  // Groups at the front whose stores are all written are finished: nothing can wait on them.
+  while (!f.bulk_groups.empty() && f.bulk_groups.front().read_waited &&
+         std::all_of(f.bulk_groups.front().stores.begin(), f.bulk_groups.front().stores.end(),
+                     [](const std::shared_ptr<BulkStore>& s) { return s->written; }))
+    f.bulk_groups.pop_front();
+}
+
+void fence_proxy_async(SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  if (f.unfenced_chunks.empty()) return;
+  const uint64_t now = ++g_sched->clock;
+  for (uint32_t i : f.unfenced_chunks) {
+    SmemChunk& ch = f.cta->chunks[i];
+    if (ch.writer == &f && ch.fenced == 0) ch.fenced = now;
+  }
+  f.unfenced_chunks.clear();
+}
+
+void st_shared_generic(uint32_t addr, const uint32_t* v, uint32_t bytes, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  if (addr % bytes != 0)
+    fail_here("misaligned vector access", "st.shared.v4.b32 at " + hex(addr) + " is not " + std::to_string(bytes) +
+                                              "-byte aligned (PTX ISA §5.4.2)");
+  SmemRef r = smem_ref(cta, addr, bytes, "st.shared.v4.b32");
+  check_no_mbarrier_in(cta, addr, bytes, "st.shared.v4.b32");
+  SmemChunk& ch = chunk_at(cta, addr);
+  if (ch.reader) {
+    const BulkStore& s = *ch.reader;
+    if (s.released == 0)
+      fail_here("shared memory overwritten under a TMA store",
+                "st.shared.v4.b32 writes " + hex(addr) + ", the source of " + describe(s) +
+                    ", before a cp.async.bulk.wait_group.read of that thread covered the store; the store may still "
+                    "read the buffer and would write the new bytes (or a mix) to global memory (PTX ISA §9.7.9.25.6.2)");
+    if (s.issuer != &f && s.released >= f.tc_acquire_time)
+      fail_here("shared memory overwritten under a TMA store",
+                "st.shared.v4.b32 writes " + hex(addr) + ", the source of " + describe(s) +
+                    "; that thread's wait_group.read covered the store, but this thread has not synchronised with it "
+                    "since (a __syncwarp, bar.sync or mbarrier after the wait), so the write is not ordered after the read");
+    ch.reader.reset();
+  }
+  memcpy(cta.smem + r.off, v, bytes);
+  if (ch.writer != &f || ch.fenced != 0) f.unfenced_chunks.push_back(uint32_t(&ch - cta.chunks.data()));
+  ch.writer = &f;
+  ch.at = at;
+  ch.fenced = 0;
+}
+
+namespace detail {
+void bulk_thread_exited(Fiber& f) {
+  if (!f.bulk_open.empty())
+    fail("tcsim: TMA store not waited for\n  " + who(f) + " exited with " + describe(*f.bulk_open.front()) +
+         " never committed (cp.async.bulk.commit_group), so no wait_group could cover it; its read of shared memory "
+         "is not ordered before the CTA's end");
+  for (const BulkGroup& g : f.bulk_groups)
+    if (!g.read_waited && !g.stores.empty())
+      fail("tcsim: TMA store not waited for\n  " + who(f) + " exited with the bulk group committed at " + loc(g.at) +
+           " (" + describe(*g.stores.front()) + ") not covered by a cp.async.bulk.wait_group(.read); only that wait "
+           "orders the store's read of shared memory before the CTA's shared memory ends");
+  // Its global writes complete before the kernel does; performing the outstanding ones now is one
+  // of the orders the hardware allows (and the emulator drops a finished cluster's CTA-less work).
+  for (const BulkGroup& g : f.bulk_groups)
+    for (const auto& s : g.stores) perform_write(*s);
+  f.bulk_groups.clear();
+}
+}  // namespace detail
+
+}  // namespace tcsim

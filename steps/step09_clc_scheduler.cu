@@ -1,0 +1,512 @@
+// Step 09 — dynamic tile scheduling with cluster launch control: the launch has one CTA pair
+// per output tile, and the pairs that the GPU launches first take over the tiles of pairs that
+// have not started yet (clusterlaunchcontrol.try_cancel), so tiles go to whichever SMs are free.
+//
+// NEW SINCE STEP 08
+//   * Grid: 2 x num_pair_tiles CTAs in clusters of 2 (step 08: 2 x min(num_sms / 2, tiles)).
+//     Cluster c's own tile is tile number c; tile numbers map to tiles in step 06's banded order
+//     (pair_tile_at). Clusters are launched, and canceled, in about grid order, so the tiles in
+//     flight are about consecutive tile numbers, as with step 06's static schedule.
+//   * A scheduler warp (warp 6, 224 threads; only the leader's works) asks for the pair's next
+//     tile while the roles work: arrive.expect_tx(16) on sched_full_bar[s] of both CTAs, then one
+//     try_cancel.multicast::cluster::all whose 16-byte response lands in slot s of both CTAs, then
+//     it waits for its own copy and decodes it. It stops at the first failed response (no
+//     cluster left to cancel): another try_cancel after a failure is seen is undefined
+//     (PTX ISA §9.7.13.17).
+//   * The scheduler ring: NUM_SCHED_SLOTS = 2 slots, each a response, sched_full_bar[s] (both
+//     CTAs, 1 arrival + 16 transaction bytes) and sched_empty_bar[s] (leader, 11 arrivals: the
+//     producer and 4 epilogue warps of both CTAs, and the leader's MMA warp). Every role walks
+//     the ring in order (next_tile): after a tile it waits for the slot, loads the response,
+//     query_cancel.is_canceled, get_first_ctaid::x / 2 = the next tile number (only when
+//     canceled: undefined otherwise, §9.7.13.18), fence.proxy.async (the generic read before
+//     the next async-proxy write of the slot), and arrives on the leader's sched_empty_bar. A
+//     failed response ends every role's loop; the drains and the teardown are step 08's.
+//
+// WHY IT IS FASTER (AND WHEN IT IS NOT)
+//   Steps 06-08 fix the schedule at launch: pair c of C = num_sms / 2 takes tiles c, c + C, ...
+//   That loses whenever the C pairs do not all run from the start at the same speed:
+//   * SMs shared with other work (a kernel on another stream, MPS, green contexts), or fewer
+//     co-resident 2-CTA clusters than num_sms / 2 (a cluster needs 2 SMs of one GPC): a pair that
+//     starts late still runs its whole list, ~3.5 tiles at 4096^3, after the others finished. A
+//     tile is 2 x 256 x 256 x 4096 FLOP on 2 SMs, ~26 us at the published cuBLAS rate (step 06),
+//     so one pair starting one tile late costs up to a whole round: ~+26 us on ~93 us;
+//   * tiles that run slower on some SMs (L2 misses, clocks) add up along a pair's fixed list.
+//   Here a pair takes a tile when it has room for one, so a late or slow pair simply takes fewer;
+//   at the end the pairs differ by at most one tile plus the reserve below.
+//   What it does not fix: the last partial round itself. 256 equal tiles on 74 pairs that all
+//   start together are 3.46 rounds of work, and the 4th round keeps only 34 pairs busy whether
+//   tiles are handed out statically or dynamically; only smaller tiles at the end (stream-K,
+//   split-K) remove that. So on an idle B200 at 4096^3 this step can at best match step 08.
+//   What it costs, per tile: one try_cancel round trip (0.6 us in the timing model, an estimate:
+//   no public figure), issued while the previous tile runs (26 us at K = 4096), so hidden unless
+//   K is small; 11 mbarrier arrivals and proxy fences (tens of ns); the reserve: the ring lets
+//   the scheduler run up to 2 responses ahead of the epilogue, so a pair holds at most ~1 tile
+//   beyond the one its producer loads (a deeper ring would hoard tiles and unbalance the end).
+//   At launch: 2 x 256 CTAs instead of 148, but a canceled cluster never starts (no setup).
+//
+// BUDGETS
+//   Shared memory: step 08's 229508 B, then the ring, 16-byte aligned: 2 x 16 B responses + 4
+//   barriers = 229584 B + 1 KiB alignment slack = 230608 B <= 232448 B (227 KiB): one CTA per SM.
+//   TMEM: as step 08, all 512 columns.
+//
+// CONSTRAINTS
+//   As step 08: any M, N >= 1; K a multiple of 8; at least 2 SMs; the TMA-store epilogue needs
+//   N % 8 == 0 and a 16-byte-aligned C. Correct for any launch order and any number of SMs: a
+//   pair's tiles other than its own come only from decoded responses, and the hardware hands
+//   each canceled cluster to one requester (§9.7.13.17).
+//
+// RUN
+//   make step09 && ./step09            (B200: real kernel; elsewhere: the emulator, 512^3)
+//   ./step09 --sim-sms 4 --m 1024 --n 768 --k 256   (emulator: 2 pairs for 12 tiles, cancels succeed)
+//   ./step09 --predict --m 4096 --n 4096 --k 4096   (the emulator's B200 timing model)
+#include <stdexcept>
+
+#include "../common/kernel_common.cuh"
+
+namespace TCG_BUILD_NS {
+
+using namespace tcg;
+
+constexpr int CLUSTER_SIZE = 2;       // one CTA pair: rank 0 (leader) and rank 1 (peer)
+constexpr int BLOCK_M = 128;          // A and C rows per CTA: one TMEM lane per output row
+constexpr int BLOCK_N = 256;          // = MMA N: one TMEM column per output column, in both CTAs
+constexpr int PAIR_M = CLUSTER_SIZE * BLOCK_M;          // = MMA M = 256: output rows per pair
+constexpr int B_ROWS = BLOCK_N / CLUSTER_SIZE;          // B rows per CTA: each holds half of N
+constexpr int BLOCK_K = 64;           // elements of K per stage: 1 swizzle atom (4 MMA k-steps)
+constexpr int NUM_STAGES = 6;         // depth of the shared-memory ring (7 in step 06: see BUDGETS)
+constexpr int ATOM_K = 64;            // elements of K in one 128-byte swizzled row
+constexpr int MMA_K = 16;             // K of one kind::f16 MMA (32 bytes)
+constexpr int NUM_THREADS = 224;      // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue, warp 6: scheduler
+constexpr int NUM_EPILOGUE_WARPS = 4;
+constexpr int NUM_ACCUMULATORS = 2;   // double-buffered accumulator
+constexpr uint32_t TMEM_COLS = NUM_ACCUMULATORS * BLOCK_N;       // 512: the whole TMEM of the SM
+constexpr int BAND_PAIR_ROWS = 8;     // schedule: pair rows per band (8 x 256 = 2048 rows of C)
+constexpr int SUB_N = 64;             // epilogue sub-tile: 64 columns of BF16 = one 128-byte swizzled row
+constexpr int SUB_M = 32;             //   x the 32 rows (TMEM lanes) of one epilogue warp
+constexpr int NUM_SUBTILES = BLOCK_N / SUB_N;                     // 4 per tile
+constexpr int NUM_STAGING = 2;        // staging buffers per epilogue warp (double-buffered)
+constexpr int STORE_LANE = 0;         // the lane that issues, commits and waits for the warp's TMA stores
+constexpr int SCHEDULER_WARP = 6;     // the leader's warp 6 asks for tiles (try_cancel); the peer's is idle
+constexpr int NUM_SCHED_SLOTS = 2;    // the scheduler ring: try_cancel responses in flight or being read
+
+// Shared memory, offsets from a 1024-byte-aligned base, identical in both CTAs (the pair MMA,
+// the multicast commits and the pair allocation address the peer at the leader's offsets):
+// NUM_STAGES A tiles, NUM_STAGES B halves, tma_full_bar[s] ("stage full", used in the leader),
+// mma_done_bar[s] ("stage empty", both), tmem_full_bar[a] ("accumulator full", both),
+// tmem_empty_bar[a] ("accumulator empty", used in the leader), the TMEM address slot; the
+// staging buffers, NUM_STAGING per epilogue warp (each SUB_M rows of 128 B, 128B-swizzled), come
+// right after the B tiles so they stay 1024-byte aligned.
+constexpr uint32_t A_STAGE_BYTES = BLOCK_M * BLOCK_K * 2;       // 128 x 64 BF16 = 16 KiB
+constexpr uint32_t B_STAGE_BYTES = B_ROWS * BLOCK_K * 2;        // 128 x 64 BF16 = 16 KiB
+constexpr uint32_t A_TILES = 0;
+constexpr uint32_t B_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
+constexpr uint32_t STAGING_BYTES = SUB_M * SUB_N * 2;           // 32 x 64 BF16 = 4 KiB
+constexpr uint32_t STAGING = B_TILES + NUM_STAGES * B_STAGE_BYTES;
+constexpr uint32_t TMA_FULL_BARS = STAGING + NUM_EPILOGUE_WARPS * NUM_STAGING * STAGING_BYTES;
+constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
+constexpr uint32_t TMEM_FULL_BARS = MMA_DONE_BARS + NUM_STAGES * 8;
+constexpr uint32_t TMEM_EMPTY_BARS = TMEM_FULL_BARS + NUM_ACCUMULATORS * 8;
+constexpr uint32_t TMEM_SLOT = TMEM_EMPTY_BARS + NUM_ACCUMULATORS * 8;  // tcgen05.alloc writes the address here
+// The scheduler ring (new): slot s holds a 16-byte try_cancel response (naturally aligned, §9.7.13.17),
+// sched_full_bar[s] (both CTAs, count 1 + 16 transaction bytes: the multicast response landed here)
+// and sched_empty_bar[s] (used in the leader: every consumer of the pair has read the response).
+constexpr uint32_t CLC_RESPONSES = (TMEM_SLOT + 4 + 15) / 16 * 16;
+constexpr uint32_t SCHED_FULL_BARS = CLC_RESPONSES + NUM_SCHED_SLOTS * 16;
+constexpr uint32_t SCHED_EMPTY_BARS = SCHED_FULL_BARS + NUM_SCHED_SLOTS * 8;
+constexpr uint32_t SMEM_BYTES = SCHED_EMPTY_BARS + NUM_SCHED_SLOTS * 8;
+constexpr uint32_t CLC_RESPONSE_BYTES = 16;
+
+constexpr uint32_t STAGE_BYTES = (BLOCK_M + B_ROWS) * BLOCK_K * 2;  // what one CTA's TMA delivers per k-tile
+constexpr uint32_t PAIR_STAGE_BYTES = CLUSTER_SIZE * STAGE_BYTES;  // what the leader's tma_full_bar receives
+constexpr uint32_t ATOM_COLUMN_A = BLOCK_M * 128;                   // bytes of one 128-byte-wide atom column
+constexpr uint32_t ATOM_COLUMN_B = B_ROWS * 128;
+constexpr uint32_t SBO_SW128 = 8 * 128;                             // next 8-row group
+constexpr uint32_t TMEM_EMPTY_ARRIVALS = CLUSTER_SIZE * NUM_EPILOGUE_WARPS;  // 8: every epilogue warp of the pair
+// Who reads every response: the producer and the 4 epilogue warps of both CTAs, and the leader's MMA warp.
+constexpr uint32_t SCHED_CONSUMERS = CLUSTER_SIZE * (1 + NUM_EPILOGUE_WARPS) + 1;  // 11
+static_assert(CLC_RESPONSES % 16 == 0, "a try_cancel response is a naturally aligned 16-byte location");static_assert(A_STAGE_BYTES % 1024 == 0 && B_STAGE_BYTES % 1024 == 0 && STAGING_BYTES % 1024 == 0,
+              "128B-swizzled tiles and staging buffers must be 1024-byte aligned");
+static_assert(SUB_N * 2 == 128 && SUB_M == 32 && BLOCK_N % SUB_N == 0, "a sub-tile is one warp's rows x one 128-byte swizzle span");
+static_assert(SMEM_BYTES + kSmemAlignSlack <= 232448, "exceeds the sm_100 shared-memory limit");
+static_assert(TMEM_COLS <= kTmemColumns && is_valid_tmem_alloc(TMEM_COLS), "the accumulators must fit one TMEM allocation");
+static_assert(is_valid_f16_shape_cta2(PAIR_M, BLOCK_N), "not a cta_group::2 kind::f16 shape (PTX ISA Table 39)");
+static_assert(NUM_THREADS == 32 * (3 + NUM_EPILOGUE_WARPS) && SCHEDULER_WARP == 2 + NUM_EPILOGUE_WARPS,
+              "warp 0 producer, warp 1 MMA, then the epilogue warps, then the scheduler");
+constexpr uint32_t IDESC = make_idesc_bf16_f32(PAIR_M, BLOCK_N);  // M = 256: the whole pair
+constexpr uint16_t PAIR_MASK = 0b11;                               // multicast to cluster ranks 0 and 1
+
+// ------------------------------------------------------------------------------------- schedule
+// The grid has one cluster per tile: cluster c's own tile is tile number c, and a tile taken over
+// by try_cancel is the tile number of the canceled cluster (its first CTA's %ctaid.x / 2). Tile
+// numbers map to tiles in step 06's banded order: clusters launch, and are canceled, in about grid
+// order, so the tiles in flight are about consecutive tile numbers, as with step 06's schedule.
+__host__ __device__ constexpr int num_pair_tiles(int m, int n) { return ceil_div(m, PAIR_M) * ceil_div(n, BLOCK_N); }
+
+// Tile number -> the pair's tile: bands of BAND_PAIR_ROWS pair rows (the last band may be
+// shorter), inside a band column by column, down M first. Consecutive tile numbers (tiles that
+// run at the same time on neighbouring pairs) share their 256 rows of B; a band's A rows are
+// reused by every column of the band.
+struct PairTile {
+  int pair_m;  // pair row: output rows 256 pair_m .. +255
+  int pair_n;  // column tile: output columns 256 pair_n .. +255
+};
+__host__ __device__ constexpr PairTile pair_tile_at(int tile, int m, int n) {
+  const int tiles_m = ceil_div(m, PAIR_M), tiles_n = ceil_div(n, BLOCK_N);
+  const int band = tile / (BAND_PAIR_ROWS * tiles_n);
+  const int in_band = tile % (BAND_PAIR_ROWS * tiles_n);
+  const int band_rows = tiles_m - band * BAND_PAIR_ROWS < BAND_PAIR_ROWS ? tiles_m - band * BAND_PAIR_ROWS : BAND_PAIR_ROWS;
+  return {band * BAND_PAIR_ROWS + in_band % band_rows, in_band / band_rows};
+}
+
+// Which rows a CTA holds for one tile: as in step 05, the two CTAs of the pair take consecutive
+// 128-row M tiles of the same N tile, and rank r holds B rows n0 + 128 r .. +127.
+struct CtaTile {
+  int m0;      // first row of A and of C held by this CTA (128 rows)
+  int n0;      // first column of C of the pair's tile (256 columns, in both CTAs)
+  int b_row0;  // first row of B held by this CTA (128 rows): its half of the 256
+};
+__host__ __device__ constexpr CtaTile cta_tile_2sm(int tile, int cta_rank, int m, int n) {
+  const PairTile p = pair_tile_at(tile, m, n);
+  return {p.pair_m * PAIR_M + cta_rank * BLOCK_M, p.pair_n * BLOCK_N, p.pair_n * BLOCK_N + cta_rank * B_ROWS};
+}
+
+// A position in a ring of `size` slots guarded by mbarriers: the slot, and the parity of the
+// barrier phase that the current lap of the ring waits for. Phases of a slot's barrier alternate
+// 0, 1, 0, ... once per lap, so the parity flips each time the position wraps to slot 0. Each
+// role keeps its own positions for the whole kernel: they carry on from tile to tile, because
+// the barriers do (a barrier's phase is never reset).
+struct RingPos {
+  int slot = 0;
+  uint32_t phase = 0;
+  __host__ __device__ void advance(int size) {
+    if (++slot == size) {
+      slot = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS)
+    gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                const __grid_constant__ CUtensorMap tmap_c, bool tma_epilogue, __nv_bfloat16* c, int m, int n, int k,
+                const __grid_constant__ TraceBuf trace_buf) {
+  // Timeline annotations for --trace, as in step 05 (docs/tracing.md). Each role's phase spans
+  // all its tiles; the waits name the barrier and the stage or accumulator, so a tile boundary
+  // shows as the MMA warp's wait on tmem_empty_bar and the epilogue's wait on tmem_full_bar.
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t smem_base = smem_addr(smem);
+  auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
+  auto b_tile = [&](int s) { return smem_base + B_TILES + s * B_STAGE_BYTES; };
+  auto tma_full_bar = [&](int s) { return smem_base + TMA_FULL_BARS + 8 * s; };
+  auto mma_done_bar = [&](int s) { return smem_base + MMA_DONE_BARS + 8 * s; };
+  auto tmem_full_bar = [&](int a) { return smem_base + TMEM_FULL_BARS + 8 * a; };
+  auto tmem_empty_bar = [&](int a) { return smem_base + TMEM_EMPTY_BARS + 8 * a; };
+  auto staging = [&](int quarter, int buf) { return smem_base + STAGING + (quarter * NUM_STAGING + buf) * STAGING_BYTES; };
+  auto clc_response = [&](int s) { return smem_base + CLC_RESPONSES + CLC_RESPONSE_BYTES * s; };
+  auto sched_full_bar = [&](int s) { return smem_base + SCHED_FULL_BARS + 8 * s; };
+  auto sched_empty_bar = [&](int s) { return smem_base + SCHED_EMPTY_BARS + 8 * s; };
+  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const uint32_t cta_rank = cluster_ctarank();
+  const bool is_leader = (cta_rank & 1) == 0;      // the even CTA of the pair issues the MMAs
+  const uint32_t leader_rank = cta_rank & ~1u;
+  const int own_tile = int(cluster_id_x());  // the tile of this cluster; more come from try_cancel
+  const int num_k_tiles = ceil_div(k, BLOCK_K);
+
+  // A consumer of the scheduler ring (producer, MMA, epilogue): wait until the slot's response
+  // has landed in this CTA, decode it, and hand the slot back to the leader's scheduler. Returns
+  // the next tile number, or -1 when the cancel failed: no cluster was left to take over, all the
+  // grid's tiles are handed out, and this role is done. `whole_warp`: all 32 lanes call it (they
+  // all need the tile) and one arrival stands for the warp.
+  auto next_tile = [&](RingPos& sched, bool whole_warp) {
+    mbarrier_wait_parity(sched_full_bar(sched.slot), sched.phase);
+    const ClcResponse response = clc_load_response(clc_response(sched.slot));
+    // get_first_ctaid is undefined for a failed response (§9.7.13.18): test is_canceled first.
+    const int tile = clc_query_is_canceled(response) ? int(clc_query_first_ctaid_x(response)) / CLUSTER_SIZE : -1;
+    // This generic-proxy read must come before the next try_cancel's async-proxy write into the
+    // slot (the ISA's example fences here, §9.7.13.17); the arrival then releases it.
+    fence_proxy_async_shared_cta();
+    if (whole_warp) __syncwarp();
+    if (!whole_warp || lane == 0) mbarrier_arrive_cluster(mapa_shared_cluster(sched_empty_bar(sched.slot), leader_rank));
+    sched.advance(NUM_SCHED_SLOTS);
+    return tile;
+  };
+
+  // Setup, once per CTA for the whole kernel (step 05 did this once per tile): warp 1 of each
+  // CTA allocates both accumulators (cta_group::2: same columns, same address in both CTAs),
+  // one thread of warp 0 initialises the barriers, and a cluster barrier publishes both before
+  // anyone uses them (fence.mbarrier_init releases at cluster scope, §9.7.13.4; the tcgen05
+  // fences order the allocation with the barrier, §9.7.16.6.4).
+  if (warp == 1) {
+    tmem_alloc_2sm(smem_base + TMEM_SLOT, TMEM_COLS);
+    tmem_relinquish_alloc_permit_2sm();
+  } else if (warp == 0 && elect_one_sync()) {
+    for (int s = 0; s < NUM_STAGES; ++s) {
+      mbarrier_init(tma_full_bar(s), 1);  // one arrival: the leader's expect_tx (leader only)
+      mbarrier_init(mma_done_bar(s), 1);  // one arrival: the leader's multicast tcgen05.commit
+    }
+    for (int a = 0; a < NUM_ACCUMULATORS; ++a) {
+      mbarrier_init(tmem_full_bar(a), 1);                     // the leader's multicast tcgen05.commit
+      mbarrier_init(tmem_empty_bar(a), TMEM_EMPTY_ARRIVALS);  // every epilogue warp of both CTAs (leader only)
+    }
+    for (int s = 0; s < NUM_SCHED_SLOTS; ++s) {
+      mbarrier_init(sched_full_bar(s), 1);                  // the scheduler's arrive.expect_tx(16), in both CTAs
+      mbarrier_init(sched_empty_bar(s), SCHED_CONSUMERS);   // every consumer of the pair (leader only)
+    }
+    fence_mbarrier_init();
+  }
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_base = *tmem_slot;  // accumulator a: columns 256 a .. 256 a + 255
+  trace.end(Phase::kSetup);
+
+  if (warp == 0) {
+    // ---------------------------------------------------------------- producer (TMA) warp, both CTAs
+    if (elect_one_sync()) {
+      trace.begin_elected(Phase::kProducer);
+      RingPos stage;  // carries on across tiles; waits for phase parity stage.phase ^ 1 ("empty")
+      RingPos sched;  // the scheduler ring, read in order by every consumer: waits for parity sched.phase ("full")
+      for (int tile_no = own_tile; tile_no >= 0; tile_no = next_tile(sched, false)) {
+        const CtaTile tile = cta_tile_2sm(tile_no, int(cta_rank), m, n);
+        for (int kt = 0; kt < num_k_tiles; ++kt) {
+          // A fresh barrier counts its previous (nonexistent) phase, parity 1, as complete, so
+          // the first lap over the ring does not wait.
+          trace.begin_elected(Phase::kWaitMmaDone, stage.slot);
+          mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1);  // the MMAs that read it are done
+          trace.end_elected(Phase::kWaitMmaDone, stage.slot);
+          // Both CTAs' copies complete on the leader's tma_full_bar (§9.7.9.25.5.2); its single
+          // arrival announces the pair's bytes (see step 05).
+          if (is_leader) mbarrier_arrive_expect_tx(tma_full_bar(stage.slot), PAIR_STAGE_BYTES);
+          const uint32_t leader_full_bar = mapa_shared_cluster(tma_full_bar(stage.slot), leader_rank);
+          for (int j = 0; j < BLOCK_K / ATOM_K; ++j) {
+            tma_load_2d_2sm(a_tile(stage.slot) + j * ATOM_COLUMN_A, &tmap_a, kt * BLOCK_K + j * ATOM_K, tile.m0,
+                            leader_full_bar);
+            tma_load_2d_2sm(b_tile(stage.slot) + j * ATOM_COLUMN_B, &tmap_b, kt * BLOCK_K + j * ATOM_K, tile.b_row0,
+                            leader_full_bar);
+          }
+          stage.advance(NUM_STAGES);
+        }
+      }
+      // Drain, as in step 05: wait until the MMAs have released every stage, as if loading
+      // NUM_STAGES more k-tiles; nothing else waits for the last commits' arrivals here.
+      trace.begin_elected(Phase::kDrain);
+      for (int s = 0; s < NUM_STAGES; ++s) {
+        mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1);
+        stage.advance(NUM_STAGES);
+      }
+      trace.end_elected(Phase::kDrain);
+      trace.end_elected(Phase::kProducer);
+    }
+  } else if (warp == 1) {
+    // ---------------------------------------------------------------- MMA warp, leader only
+    if (is_leader && elect_one_sync()) {
+      trace.begin_elected(Phase::kMma);
+      RingPos stage;  // the smem ring, in step with the producers: waits for parity stage.phase ("full")
+      RingPos accum;  // the accumulator ring: waits for parity accum.phase ^ 1 ("empty")
+      RingPos sched;  // the scheduler ring
+      for (int tile_no = own_tile; tile_no >= 0; tile_no = next_tile(sched, false)) {
+        // Both CTAs' epilogues must be done reading this accumulator (tile i - 2) before the
+        // first MMA below overwrites it. A fresh tmem_empty_bar passes parity 1: both
+        // accumulators start empty.
+        trace.begin_elected(Phase::kWaitTmemEmpty, accum.slot);
+        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
+        tcgen05_fence_after_thread_sync();
+        const uint32_t d_tmem = tmem_offset(tmem_base, 0, uint32_t(accum.slot * BLOCK_N));
+        trace.end_elected(Phase::kWaitTmemEmpty, accum.slot);
+        for (int kt = 0; kt < num_k_tiles; ++kt) {
+          trace.begin_elected(Phase::kWaitTmaFull, stage.slot);
+          mbarrier_wait_parity(tma_full_bar(stage.slot), stage.phase);  // both CTAs' halves have landed
+          tcgen05_fence_after_thread_sync();
+          trace.end_elected(Phase::kWaitTmaFull, stage.slot);
+          for (int j = 0; j < BLOCK_K / ATOM_K; ++j)
+            for (int ks = 0; ks < ATOM_K / MMA_K; ++ks) {  // K step ks: +32 bytes inside the 128-byte row
+              const uint64_t a_desc = make_smem_desc(a_tile(stage.slot) + j * ATOM_COLUMN_A + ks * 32, 16, SBO_SW128,
+                                                     Layout::kSwizzle128B);
+              const uint64_t b_desc = make_smem_desc(b_tile(stage.slot) + j * ATOM_COLUMN_B + ks * 32, 16, SBO_SW128,
+                                                     Layout::kSwizzle128B);
+              // The first MMA of a tile overwrites the accumulator (enable-input-d false).
+              mma_bf16_ss_2sm(d_tmem, a_desc, b_desc, IDESC, /*accumulate=*/kt > 0 || j > 0 || ks > 0);
+            }
+          // Stage empty in both CTAs once these MMAs have read it (§9.7.16.12.1).
+          mma_commit_2sm_multicast(mma_done_bar(stage.slot), PAIR_MASK);
+          stage.advance(NUM_STAGES);
+        }
+        // Accumulator full in both CTAs once every MMA of the tile has completed: a commit tracks
+        // all earlier tcgen05 operations of this thread (§9.7.16.12.1).
+        mma_commit_2sm_multicast(tmem_full_bar(accum.slot), PAIR_MASK);
+        accum.advance(NUM_ACCUMULATORS);
+      }
+      // Drain: wait until the epilogues of both CTAs have released both accumulators, as if
+      // starting NUM_ACCUMULATORS more tiles. Nothing else waits for the last tiles' arrivals on
+      // tmem_empty_bar, which the peer's warps send into this CTA; after this, none is in flight.
+      trace.begin_elected(Phase::kDrain);
+      for (int a = 0; a < NUM_ACCUMULATORS; ++a) {
+        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
+        accum.advance(NUM_ACCUMULATORS);
+      }
+      trace.end_elected(Phase::kDrain);
+      trace.end_elected(Phase::kMma);
+    }
+  } else if (warp == SCHEDULER_WARP) {
+    // ---------------------------------------------------------------- scheduler warp, leader only
+    // Asks for the pair's next tile while the roles work on the current ones: one try_cancel at a
+    // time, its response multicast into slot s of both CTAs' rings. A slot is reused only once all
+    // SCHED_CONSUMERS have read it (sched_empty_bar), so the ring keeps the scheduler at most
+    // NUM_SCHED_SLOTS responses ahead of the slowest consumer (the epilogue): the pair never holds
+    // more than that in reserve, which is what keeps the end of the grid balanced. It stops at the
+    // first failed response: another try_cancel after one is seen to fail is undefined (§9.7.13.17).
+    if (is_leader && elect_one_sync()) {
+      RingPos slot;
+      for (bool more = true; more;) {
+        // Everyone has read this slot's previous response (a fresh barrier passes parity 1).
+        mbarrier_wait_parity(sched_empty_bar(slot.slot), slot.phase ^ 1);
+        // Arm the slot's sched_full_bar in both CTAs: one arrival and the 16 bytes each will
+        // receive (the complete_tx may land before the peer's arrival; the phase needs both).
+        for (uint32_t r = 0; r < CLUSTER_SIZE; ++r)
+          mbarrier_arrive_expect_tx_cluster(mapa_shared_cluster(sched_full_bar(slot.slot), leader_rank + r),
+                                            CLC_RESPONSE_BYTES);
+        clc_try_cancel_multicast(clc_response(slot.slot), sched_full_bar(slot.slot));
+        mbarrier_wait_parity(sched_full_bar(slot.slot), slot.phase);
+        more = clc_query_is_canceled(clc_load_response(clc_response(slot.slot)));
+        fence_proxy_async_shared_cta();  // as in next_tile: this read before a later try_cancel's write
+        slot.advance(NUM_SCHED_SLOTS);
+      }
+    }
+  } else {
+    // ---------------------------------------------------------------- epilogue warps 2..5, both CTAs
+    // This CTA's accumulator row i (output row m0 + i) is TMEM lane i (M = 256 over the pair,
+    // data-path layout A); warp w may only read lanes 32*(w%4)..+31: warps 2, 3, 4, 5 take lane
+    // quarters 2, 3, 0, 1 (§9.7.16.8.1). Each warp stores its own 32 rows through its own staging
+    // buffers, so the warps never wait for each other.
+    trace.begin(Phase::kEpilogue);
+    const int quarter = warp % 4;
+    RingPos accum;    // waits for parity accum.phase ("full")
+    RingPos sched;    // the scheduler ring
+    int staging_buf = 0;  // the staging ring: continues across tiles, like the other rings
+    for (int tile_no = own_tile; tile_no >= 0; tile_no = next_tile(sched, true)) {
+      const CtaTile tile = cta_tile_2sm(tile_no, int(cta_rank), m, n);
+      trace.begin(Phase::kWaitTmemFull, accum.slot);
+      mbarrier_wait_parity(tmem_full_bar(accum.slot), accum.phase);  // this tile's MMAs are complete
+      tcgen05_fence_after_thread_sync();
+      trace.end(Phase::kWaitTmemFull, accum.slot);
+      const uint32_t acc_tmem = tmem_offset(tmem_base, uint32_t(quarter * 32), uint32_t(accum.slot * BLOCK_N));
+      const int row0 = tile.m0 + quarter * SUB_M;  // the warp's first row of C
+      for (int sub = 0; sub < NUM_SUBTILES; ++sub) {
+        const int col0 = tile.n0 + sub * SUB_N;
+        uint32_t r[SUB_N];
+        tmem_ld_32x32b_x32(tmem_offset(acc_tmem, 0, uint32_t(sub * SUB_N)), r);
+        tmem_ld_32x32b_x32(tmem_offset(acc_tmem, 0, uint32_t(sub * SUB_N + 32)), r + 32);
+        tmem_wait_ld(r);
+        tcgen05_fence_before_thread_sync();  // orders the loads before the arrival and the __syncwarps below
+        if (sub == NUM_SUBTILES - 1) {
+          // The last tcgen05.ld of the tile has completed (wait::ld): release the accumulator to
+          // the leader's MMA warp now, before storing (one lane per warp; the barrier counts warps).
+          if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+          accum.advance(NUM_ACCUMULATORS);
+        }
+        if (!tma_epilogue) {  // N % 8 != 0: no tensor map for C, step 06's direct stores
+          for (int j = 0; j < SUB_N; j += 8) store_c_chunk8(c, m, n, row0 + lane, col0 + j, r + j);
+          tcgen05_fence_after_thread_sync();
+          continue;
+        }
+        // The store issued from this buffer NUM_STAGING sub-tiles ago must have read it: at most
+        // NUM_STAGING - 1 newer groups may still be reading. Then the warp may overwrite it.
+        const uint32_t buf = staging(quarter, staging_buf);
+        if (lane == STORE_LANE) bulk_wait_group_read<NUM_STAGING - 1>();
+        __syncwarp();
+        // Row `lane` of the sub-tile, 128B-swizzled: 16-byte chunk j lands at j ^ (lane % 8).
+        for (int j = 0; j < SUB_N / 8; ++j)
+          st_shared_v4(swizzle_addr(buf + uint32_t(lane) * 128 + uint32_t(j) * 16, 128),
+                       pack_bf16x2(u32_as_float(r[8 * j + 0]), u32_as_float(r[8 * j + 1])),
+                       pack_bf16x2(u32_as_float(r[8 * j + 2]), u32_as_float(r[8 * j + 3])),
+                       pack_bf16x2(u32_as_float(r[8 * j + 4]), u32_as_float(r[8 * j + 5])),
+                       pack_bf16x2(u32_as_float(r[8 * j + 6]), u32_as_float(r[8 * j + 7])));
+        // Each lane's generic stores, then the warp's: visible to the async proxy of lane 0's store.
+        fence_proxy_async_shared_cta();
+        __syncwarp();
+        tcgen05_fence_after_thread_sync();  // the next tcgen05.ld comes after this synchronisation
+        if (lane == STORE_LANE) {
+          if (row0 < m && col0 < n) tma_store_2d(&tmap_c, buf, col0, row0);  // clipped at M and N
+          bulk_commit_group();  // one group per sub-tile, also an empty one: the waits count groups
+        }
+        staging_buf = (staging_buf + 1) % NUM_STAGING;
+      }
+    }
+    // The CTA's shared memory ends with it: the last stores must have read their staging buffers.
+    if (lane == STORE_LANE) bulk_wait_group_read<0>();
+    trace.end(Phase::kEpilogue);
+  }
+
+  trace.begin(Phase::kTeardown);
+  // As in step 05: every warp of BOTH CTAs must be done with TMEM before the pair's allocation
+  // is freed, and no CTA may exit while its peer can still reach its shared memory.
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  if (warp == 1) tmem_dealloc_2sm(tmem_base, TMEM_COLS);
+  trace.end(Phase::kTeardown);
+}
+
+// A 2-D view of a row-major rows x K BF16 matrix whose box is one 128B-swizzled atom column:
+// 64 elements (128 bytes) of K by box_rows rows. TMA applies the 128B swizzle as it writes.
+static CUtensorMap make_kmajor_sw128_map(const __nv_bfloat16* base, int rows, int k, int box_rows) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kBF16;
+  t.base = base;
+  t.dims[0] = uint64_t(k);
+  t.dims[1] = uint64_t(rows);
+  t.strides[0] = uint64_t(k) * 2;  // next row
+  t.box[0] = ATOM_K;
+  t.box[1] = uint32_t(box_rows);
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+// C as the TMA store sees it: row-major M x N BF16, one box = one staging buffer (SUB_N columns x
+// SUB_M rows), 128B-swizzled like the buffer the epilogue wrote.
+static CUtensorMap make_c_store_map(__nv_bfloat16* c, int m, int n) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kBF16;
+  t.base = c;
+  t.dims[0] = uint64_t(n);
+  t.dims[1] = uint64_t(m);
+  t.strides[0] = uint64_t(n) * 2;  // a multiple of 16 bytes: N % 8 == 0
+  t.box[0] = SUB_N;
+  t.box[1] = SUB_M;
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+constexpr StepSpec spec{9, "clc_scheduler", "step 08 + dynamic tile scheduling with cluster launch control (try_cancel)",
+                        Arch::kSm100a, 8};
+
+void launch(const GemmArgs& g) {
+  const int sms = num_sms();
+  if (sms < CLUSTER_SIZE)
+    throw std::runtime_error("step09 needs at least " + std::to_string(CLUSTER_SIZE) + " SMs (one CTA pair); the GPU has " +
+                             std::to_string(sms));
+  const CUtensorMap tmap_a = make_kmajor_sw128_map(g.a, g.m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b = make_kmajor_sw128_map(g.b, g.n, g.k, B_ROWS);
+  // The TMA-store epilogue needs C's rows 16-byte aligned (a tensor map's row pitch).
+  const bool tma_epilogue = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(g.c) % 16 == 0;
+  const CUtensorMap tmap_c = tma_epilogue ? make_c_store_map(g.c, g.m, g.n) : CUtensorMap{};
+  LaunchDims d;
+  // As large as the tile grid: one cluster per tile. The clusters the GPU launches first take over
+  // the others' tiles with try_cancel; a cluster that is still waiting when no one takes it runs.
+  d.grid = dim3(unsigned(CLUSTER_SIZE * num_pair_tiles(g.m, g.n)));
+  d.block = dim3(NUM_THREADS);
+  d.cluster = dim3(CLUSTER_SIZE, 1, 1);
+  d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, tmap_c, tma_epilogue, g.c, g.m, g.n, g.k, g.trace);
+}
+
+}  // namespace TCG_BUILD_NS
+
+TCG_STEP_MAIN(spec)

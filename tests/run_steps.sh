@@ -18,12 +18,19 @@
 # tiles everywhere: boxes clipped at M and N, sub-tiles wholly beyond N (N = 72), a peer CTA with
 # one valid row, one k-tile, one pair walking 9 tiles (the staging ring wraps), more SM pairs than
 # tiles; integer inputs bitwise, random inputs under seeds 1, 2, 3 (and 5).
+# Steps that schedule tiles with cluster launch control (CLC_STEPS: one pair per tile, pairs take
+# over not-yet-launched pairs' tiles with try_cancel) run with fewer SM pairs than tiles, where
+# the run must report canceled clusters (and one failed request per launched pair), and with more
+# SMs than tiles, where none can be canceled: the scheduler ring's parity wraps, one k-tile, partial
+# tiles, the adversarial seeds 4 and 8 (canceled clusters handed out out of launch order), integer
+# inputs bitwise, random inputs under seeds 1, 2, 3 (and 5, 8).
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
 cd "$(dirname "$0")/.."
-PAIR_STEPS=" step05 step06 step08 "   # add later 2-SM steps here
+PAIR_STEPS=" step05 step06 step08 step09 "   # add later 2-SM steps here
 PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
-TMA_STORE_STEPS=" step08 "      # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)
+TMA_STORE_STEPS=" step08 step09 "  # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)
+CLC_STEPS=" step09 "            # one pair per tile, tiles taken over with clusterlaunchcontrol.try_cancel
 NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...
@@ -35,6 +42,21 @@ run() {  # run STEP ARGS...
   else
     failed=$((failed + 1))
     printf 'FAIL  %s %s\n%s\n' "$step" "$*" "$out"
+  fi
+}
+run_clc() {  # run_clc STEP some|none ARGS...: passes only if the run verifies and its canceled-cluster
+  local step=$1 want=$2; shift 2  # count (the "clc:" line) is > 0 (some) or 0 (none)
+  local out n
+  local got=x
+  if out=$(./"$step" --sim "$@" 2>&1) && n=$(grep -o 'clc: *[0-9]* clusters canceled' <<<"$out" | grep -o '[0-9]*'); then
+    if [ "$n" -gt 0 ]; then got=some; else got=none; fi
+  fi
+  if [ "$got" = "$want" ]; then
+    passed=$((passed + 1))
+    printf 'ok    %s %s  [%s canceled; %s]\n' "$step" "$*" "$n" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
+  else
+    failed=$((failed + 1))
+    printf 'FAIL  %s %s (expected %s canceled clusters)\n%s\n' "$step" "$*" "$want" "$out"
   fi
 }
 for step in "$@"; do
@@ -103,9 +125,25 @@ for step in "$@"; do
     run "$step" --m 2304 --n 72 --k 136 --inputs random --sim-sms 3 --sim-seed 2
     run "$step" --m 300 --n 264 --k 200 --inputs integer --sim-sms 16 --sim-seed 2    # 4 tiles, 8 SM pairs
   fi
+  if [[ "$CLC_STEPS" == *" $step "* ]]; then
+    expected=$((expected + 12))
+    run_clc "$step" some --m 1024 --n 768 --k 1096 --inputs integer --sim-sms 4 --sim-seed 4  # 12 tiles, 2 pairs launched:
+    run_clc "$step" some --m 1024 --n 768 --k 1096 --inputs random --sim-sms 4 --sim-seed 1   #   10 canceled, both rings wrap
+    run_clc "$step" some --m 1024 --n 768 --k 1096 --inputs random --sim-sms 4 --sim-seed 2
+    run_clc "$step" some --m 1024 --n 768 --k 1096 --inputs random --sim-sms 4 --sim-seed 3
+    run_clc "$step" some --m 1000 --n 1496 --k 776 --inputs integer --sim-sms 10             # 24 partial tiles, 5 pairs
+    run_clc "$step" some --m 1000 --n 1500 --k 776 --inputs random --sim-sms 10 --sim-seed 5 #   N % 8 != 0: direct stores
+    run_clc "$step" some --m 2304 --n 72 --k 136 --inputs integer --sim-sms 3 --sim-seed 4   # 9 tiles on 1 pair, N = 72
+    run_clc "$step" some --m 1024 --n 1024 --k 64 --inputs integer --sim-sms 2               # 16 tiles of one k-tile, 1 pair
+    run_clc "$step" some --m 1024 --n 1024 --k 64 --inputs random --sim-sms 6 --sim-seed 8   #   3 pairs, out-of-order cancels
+    run_clc "$step" some --m 129 --n 520 --k 64 --inputs integer --sim-sms 2 --sim-seed 4    # 3 tiles, peer 1 row, 1 k-tile
+    run_clc "$step" none --m 512 --n 512 --k 512 --inputs integer --sim-sms 16               # 4 tiles, 8 SM pairs: all
+    run_clc "$step" none --m 300 --n 264 --k 200 --inputs random --sim-sms 16 --sim-seed 2   #   launched, every cancel fails
+  fi
 done
 echo "emulator step runs: $passed passed, $failed failed"
 # A run that executed nothing must not pass: 7 runs per step (13 for a pair step, 25 for a
-# persistent pair step, 11 for an NVFP4 step, 10 more for a TMA-store step), at least one step.
+# persistent pair step, 11 for an NVFP4 step, 10 more for a TMA-store step, 12 more for a CLC
+# step), at least one step.
 if [ $# -eq 0 ] || [ "$passed" -ne "$expected" ]; then echo "expected $expected passing runs for $# step(s)"; exit 1; fi
 [ "$failed" = 0 ]

@@ -259,5 +259,37 @@ case_ s07-epilogue-wrong-column $S7 wrong \
 case_ s07-expect-tx-without-scales $S7 wrong \
   'AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b' 'AB_STAGE_BYTES'
 
+# step 09 (cluster launch control). 12 tiles of 256 x 256 on an emulated GPU of 4 SMs: 2 pairs
+# launch, the other 10 clusters are canceled and their tiles taken over; both rings wrap.
+S9=steps/step09_clc_scheduler.cu
+S9_ARGS="--m 1024 --n 768 --k 256 --inputs integer --sim-sms 4"
+ARGS=$S9_ARGS case_ s09-ctaid-as-tile-number $S9 wrong \
+  'int(clc_query_first_ctaid_x(response)) / CLUSTER_SIZE' 'int(clc_query_first_ctaid_x(response)) /* "the canceled CTA'"'"'s id is the tile" */'
+ARGS=$S9_ARGS case_ s09-ctaid-without-is-canceled $S9 "diag:get_first_ctaid of a failed try_cancel" \
+  'const int tile = clc_query_is_canceled(response) ? int(clc_query_first_ctaid_x(response)) / CLUSTER_SIZE : -1;' \
+  'const int candidate = int(clc_query_first_ctaid_x(response)) / CLUSTER_SIZE;  // "decode first, check later"
+    const int tile = clc_query_is_canceled(response) ? candidate : -1;'
+ARGS=$S9_ARGS case_ s09-sched-ring-phase-not-flipped $S9 wrong \
+  '    sched.advance(NUM_SCHED_SLOTS);
+    return tile;' '    sched.slot = (sched.slot + 1) % NUM_SCHED_SLOTS;  // "next slot" (the parity stays)
+    return tile;'
+ARGS=$S9_ARGS case_ s09-response-read-before-wait $S9 "diag:try_cancel response read before its mbarrier completed" \
+  '    mbarrier_wait_parity(sched_full_bar(sched.slot), sched.phase);
+    const ClcResponse response' '    const ClcResponse response'
+ARGS=$S9_ARGS case_ s09-retry-after-failed-cancel $S9 "diag:try_cancel after a failed try_cancel" \
+  '        more = clc_query_is_canceled(clc_load_response(clc_response(slot.slot)));' \
+  '        more = clc_query_is_canceled(clc_load_response(clc_response(slot.slot))) || tries++ < 1;  // "try once more"' \
+  '      RingPos slot;
+      for (bool more = true; more;) {' '      RingPos slot;
+      int tries = 0;
+      for (bool more = true; more;) {'
+ARGS=$S9_ARGS case_ s09-peer-full-bar-not-armed $S9 deadlock \
+  'for (uint32_t r = 0; r < CLUSTER_SIZE; ++r)
+          mbarrier_arrive_expect_tx_cluster' 'for (uint32_t r = 0; r < 1; ++r)  // "the response comes to the leader"
+          mbarrier_arrive_expect_tx_cluster'
+ARGS=$S9_ARGS case_ s09-consumer-count-without-mma $S9 wrong \
+  'constexpr uint32_t SCHED_CONSUMERS = CLUSTER_SIZE * (1 + NUM_EPILOGUE_WARPS) + 1;' \
+  'constexpr uint32_t SCHED_CONSUMERS = CLUSTER_SIZE * (1 + NUM_EPILOGUE_WARPS);  // "producer and epilogue of both CTAs"'
+
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

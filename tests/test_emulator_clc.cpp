@@ -28,6 +28,7 @@ enum Bug {
   kTwoInFlight,       // a second try_cancel into the buffer before the first response landed
   kGuessNext,         // takes tile + gridDim.x instead of decoding the response
   kAskOnce,           // not a bug: a cluster asks at most twice, then exits
+  kReadFirst,         // loads the response buffer before any try_cancel wrote it
 };
 
 // taken[t]: how often tile t was processed; order[i]: the tiles of cluster 0 (stops at 64).
@@ -42,6 +43,7 @@ __global__ void clc_loop_kernel(uint32_t* taken, uint32_t* order, int bug) {
   __syncthreads();
   if (threadIdx.x != 0) return;
   uint32_t tile = blockIdx.x, phase = 0, n = 0, retried = 0;
+  if (bug == kReadFirst && tcg::clc_query_is_canceled(tcg::clc_load_response(response))) return;
   for (;;) {
     taken[tile]++;
     if (blockIdx.x == 0 && n < 64) order[n++] = tile;
@@ -165,6 +167,10 @@ TEST_CASE("clc: a kernel that guesses the next tile instead of decoding the resp
 
 TEST_CASE("clc: reading the response before its mbarrier completed is reported") {
   CHECK(caught(kNoWait, "try_cancel response read before its mbarrier completed") >= 1);
+}
+
+TEST_CASE("clc: reading a response buffer that no try_cancel has written is reported") {
+  CHECK(caught(kReadFirst, "no response has landed there yet") == 8);
 }
 
 TEST_CASE("clc: try_cancel after a failed one is reported (undefined behaviour)") {

@@ -21,9 +21,12 @@
 //  * a try_cancel into a response buffer whose previous response has not landed yet;
 //  * another try_cancel from a CTA in which a thread has already seen a failed response
 //    (undefined behaviour, §9.7.13.17);
-//  * the response read (clc_load_response) while its try_cancel is still in flight: i.e. before
-//    the mbarrier phase that the complete_tx ends; the buffer holds a poison pattern meanwhile, and
-//    query_cancel refuses it and anything else that is not a response;
+//  * the response read (clc_load_response) while its try_cancel is still in flight (before the
+//    mbarrier phase that the complete_tx ends), or from a buffer where no response has landed
+//    yet; the buffer holds a poison pattern while in flight, and query_cancel refuses it and
+//    anything else that is not a response. Not caught: a stale response of an earlier request
+//    read again (a ring position that did not advance): it decodes as a valid tile, and the
+//    kernel then fails by its results or a deadlock;
 //  * get_first_ctaid of a failed response (undefined, §9.7.13.18);
 //  * the expect_tx bytes: a phase that announced other than 16 bytes underflows or is left over
 //    (mbarrier.cpp, launch.cpp exit checks); an arrival without expect_tx completes the phase
@@ -147,6 +150,8 @@ void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at) 
                         cta_name(*d) + ", which has exited (undefined for .multicast::cluster::all, §9.7.13.17)");
                  write_response(*d, off, canceled ? kClcCanceled : kClcFailed, first);
                  d->clc_in_flight.erase(std::find(d->clc_in_flight.begin(), d->clc_in_flight.end(), off));
+                 if (std::find(d->clc_landed.begin(), d->clc_landed.end(), off) == d->clc_landed.end())
+                   d->clc_landed.push_back(off);
                  Mbar& b = d->mbars.find(d_bar & kOffsetMask)->second;
                  mbar_add_tx(b, d_bar, -int64_t(kResponseBytes), by);
                  mbar_check_phase(b, d_bar, by);
@@ -170,6 +175,11 @@ void clc_load_response(uint32_t response, uint32_t* words, SrcLoc at) {
                   " while that request is still in flight: its bytes are undefined until the complete_tx on its "
                   "mbarrier has ended the phase. Wait on the mbarrier (try_wait.parity) before loading the response "
                   "(PTX ISA §9.7.13.17)");
+  if (std::find(f.cta->clc_landed.begin(), f.cta->clc_landed.end(), response & kOffsetMask) == f.cta->clc_landed.end())
+    fail_here("try_cancel response read before its mbarrier completed",
+              "reads a clusterlaunchcontrol.try_cancel response at " + hex(response) +
+                  ", but no response has landed there yet (none was requested, or its request has not been issued): "
+                  "wait on the request's mbarrier before loading the response (PTX ISA §9.7.13.17)");
   memcpy(words, p, kResponseBytes);
 }
 

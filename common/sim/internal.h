@@ -285,6 +285,7 @@ struct Cta {
   // clc.cpp: offsets of try_cancel responses in flight towards this CTA, and where a thread of it
   // first saw a failed response (after which another try_cancel is undefined, §9.7.13.17).
   std::vector<uint32_t> clc_in_flight;
+  std::vector<uint32_t> clc_landed;  // offsets where a response has landed at least once
   SrcLoc clc_failed_at{};
   std::vector<SmemChunk> chunks;  // per 16 bytes of shared memory, once a generic store or TMA store used it (tma_store.cpp)
 };

@@ -7,7 +7,10 @@
 #     however the compiler unrolls the loop), UTCBAR (tcgen05.commit), LDTM (tcgen05.ld),
 #     UTMALDG (TMA); for steps 05 and 06 their .2CTA forms and the cluster barrier; for step 08
 #     the TMA store (UTMASTG), the proxy fence (FENCE.VIEW.ASYNC.S), wait_group (DEPBAR.LE) and
-#     the 16-byte st.shared of the staging buffers (STS.128).
+#     the 16-byte st.shared of the staging buffers (STS.128); for step 09 also
+#     clusterlaunchcontrol.try_cancel.multicast::cluster::all (UGETNEXTWORKID.BROADCAST, and
+#     never the one-CTA form UGETNEXTWORKID) and the 16-byte response load (LDS.128); query_cancel
+#     has no opcode of its own (it compiles to bit tests and moves on the loaded registers).
 #   * zero cost of the timeline annotations (--trace, docs/tracing.md): every kernel is a
 #     template on bool kTrace, and in every architecture the object holds, the untraced
 #     instantiation (mangled ILb0E) reads no %globaltimer (SR_GLOBALTIMER*) while the traced one
@@ -37,6 +40,7 @@ declare -A expect=(
   [step06]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
   [step07]="UTCOMMA.4X !UTCHMMA UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ LDTM UTMALDG.2D\$ F2FP.F16.F32.PACK_AB"
   [step08]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTMASTG.2D FENCE.VIEW.ASYNC.S DEPBAR.LE STS.128 UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
+  [step09]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTMASTG.2D FENCE.VIEW.ASYNC.S DEPBAR.LE STS.128 UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT UGETNEXTWORKID.BROADCAST !UGETNEXTWORKID\$ LDS.128"
 )
 [ $# -gt 0 ] || set -- $(make --no-print-directory -s list-steps)
 bad=0

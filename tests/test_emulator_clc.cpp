@@ -29,6 +29,7 @@ enum Bug {
   kGuessNext,         // takes tile + gridDim.x instead of decoding the response
   kAskOnce,           // not a bug: a cluster asks at most twice, then exits
   kReadFirst,         // loads the response buffer before any try_cancel wrote it
+  kNoRequest,         // not a bug: takes its own tile and exits without asking (timing baseline)
 };
 
 // taken[t]: how often tile t was processed; order[i]: the tiles of cluster 0 (stops at 64).
@@ -44,6 +45,10 @@ __global__ void clc_loop_kernel(uint32_t* taken, uint32_t* order, int bug) {
   if (threadIdx.x != 0) return;
   uint32_t tile = blockIdx.x, phase = 0, n = 0, retried = 0;
   if (bug == kReadFirst && tcg::clc_query_is_canceled(tcg::clc_load_response(response))) return;
+  if (bug == kNoRequest) {
+    taken[tile]++;
+    return;
+  }
   for (;;) {
     taken[tile]++;
     if (blockIdx.x == 0 && n < 64) order[n++] = tile;
@@ -253,4 +258,30 @@ TEST_CASE("clc: multicast try_cancel delivers the same response to both CTAs of 
     const std::string e2 = sim_error([&] { tcg::launch_kernel(clc_multicast_kernel, dims, nullptr, seen2.data(), 2); });
     CHECK(contains(e2, "exited"));
   }
+}
+
+// Guards: the timing model charges a try_cancel its round trip (the parameter "clusterlaunchcontrol
+// .try_cancel round trip", an estimate) between the issue and the mbarrier's completion. One CTA,
+// one request that fails; against the same kernel that does not ask, the difference is the round
+// trip, the waiter's wake-up (20 cycles at 1.86 GHz = 10.75 ns) and a few issue cycles.
+TEST_CASE("clc: the timing model charges one try_cancel round trip") {
+  CHECK(contains(tcsim::model_parameters_markdown(), "clusterlaunchcontrol.try_cancel round trip | 600 | ns | estimate"));
+  auto model_ns = [](int bug) {
+    SimOptions opt(1);
+    tcsim::Options o = tcsim::options();
+    o.timing = true;
+    tcsim::set_options(o);
+    std::vector<uint32_t> taken(1, 0), order(64, 0);
+    const std::string err = sim_error([&] {
+      tcg::launch_kernel(clc_loop_kernel, tcg::LaunchDims{dim3(1), dim3(64), 1024 + tcg::kSmemAlignSlack}, nullptr,
+                         taken.data(), order.data(), bug);
+    });
+    REQUIRE(err == "");
+    CHECK(taken[0] == 1);
+    return tcsim::last_stats().model_ns;
+  };
+  const double with = model_ns(kNone), without = model_ns(kNoRequest);
+  INFO("with a request " << with << " ns, without " << without << " ns");
+  CHECK(with - without >= 600.0 + 10.75);
+  CHECK(with - without < 600.0 + 10.75 + 20.0);
 }

@@ -32,8 +32,8 @@ STEPS     := $(foreach s,$(STEP_SRCS),$(call step_name,$(s)))
 COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard common/*.cpp))) \
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
-.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
-.PHONY: bench predict plots
+.PHONY: all test deps clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
+.PHONY: bench predict plots readme
 all: $(STEPS)
 
 $(BUILD) $(BUILD)/common $(BUILD)/sim $(BUILD)/tests:
@@ -115,7 +115,13 @@ emulator-tests: $(STEPS)
 break-it-tests: $(COMMON_OBJS)
 	bash tests/break_it.sh
 
+# `make test` first installs what the tests need and the machine lacks (tests/install_deps.sh:
+# doctest, the CUTLASS headers, cuobjdump/nvdisasm, matplotlib), or says in one line why it cannot.
+deps:
+	@bash tests/install_deps.sh
+
 test: all
+	@bash tests/install_deps.sh
 	@bash tests/run_all.sh
 
 # Hardware check of the emulator's TMA model (needs a GPU of compute capability >= 9.0; not part
@@ -145,6 +151,10 @@ predict: all
 
 plots: all
 	@bash plots/make_plots.sh --out $(PLOTS_OUT) $(PLOTS_ARGS)
+
+# readme:  the README's table of measured results from the newest rows of results/<gpu>.csv
+readme:
+	@python3 plots/readme_results.py --write
 
 clean:
 	rm -rf $(BUILD) $(STEPS)

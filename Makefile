@@ -28,18 +28,23 @@ STEP_SRCS := $(sort $(wildcard steps/step[0-9][0-9]_*.cu))
 step_name  = $(firstword $(subst _, ,$(notdir $(1))))
 STEPS     := $(foreach s,$(STEP_SRCS),$(call step_name,$(s)))
 
-# Every .cpp of common/ (harness, tensor maps) and common/sim/ (the emulator), one object each.
+# Every .cpp of common/ (tensor maps, trace files), common/harness/ (what runs a step) and
+# common/sim/ (the emulator), one object each.
 COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard common/*.cpp))) \
+               $(patsubst common/harness/%.cpp,$(BUILD)/harness/%.o,$(sort $(wildcard common/harness/*.cpp))) \
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
 .PHONY: all test deps clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
 .PHONY: bench predict plots readme
 all: $(STEPS)
 
-$(BUILD) $(BUILD)/common $(BUILD)/sim $(BUILD)/tests:
+$(BUILD) $(BUILD)/common $(BUILD)/harness $(BUILD)/sim $(BUILD)/tests:
 	@mkdir -p $@
 
 $(BUILD)/common/%.o: common/%.cpp | $(BUILD)/common
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/harness/%.o: common/harness/%.cpp | $(BUILD)/harness
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/sim/%.o: common/sim/%.cpp | $(BUILD)/sim
@@ -49,7 +54,7 @@ $(BUILD)/sim/%.o: common/sim/%.cpp | $(BUILD)/sim
 # name the revision that built them): the stamp file is rewritten only when its content differs.
 $(BUILD)/git_rev.stamp: FORCE | $(BUILD)
 	@echo '$(GIT_REV)' | cmp -s - $@ || echo '$(GIT_REV)' > $@
-$(BUILD)/common/harness.o $(BUILD)/common/harness_trace.o: $(BUILD)/git_rev.stamp
+$(BUILD)/harness/output.o $(BUILD)/harness/traces.o: $(BUILD)/git_rev.stamp
 .PHONY: FORCE
 FORCE:
 

@@ -164,6 +164,9 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
       static_cast<unsigned long long>(st.barrier_waits),
       static_cast<unsigned long long>(st.fiber_switches),
       static_cast<unsigned long long>(st.instructions));
+  if (st.clc_canceled + st.clc_failed > 0)  // cluster launch control (step 09)
+    std::printf("clc:      %llu clusters canceled by try_cancel (their tiles taken over), %llu requests failed\n",
+                static_cast<unsigned long long>(st.clc_canceled), static_cast<unsigned long long>(st.clc_failed));
   std::printf(
       "wall:     %.3f s = %.3f s MMA arithmetic + %.3f s copies + %.3f s rest "
       "(emulator time, not a GPU estimate)\n",

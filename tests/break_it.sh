@@ -261,6 +261,29 @@ case_ s07-epilogue-wrong-column $S7 wrong \
 case_ s07-expect-tx-without-scales $S7 wrong \
   'AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b' 'AB_STAGE_BYTES'
 
+# step 08 (TMA-store epilogue). 8 tiles of 256 x 256 on 2 CTA pairs (--sim-sms 4), N % 8 == 0 so the
+# TMA-store path runs: 2 tiles per accumulator, 32 sub-tiles per epilogue warp through its 2 buffers.
+S8=steps/step08_tma_store_epilogue.cu
+S8_ARGS="--m 1024 --n 512 --k 256 --inputs integer --sim-sms 4"
+ARGS=$S8_ARGS case_ s08-no-proxy-fence $S8 "diag:missing fence.proxy.async" \
+  '        fence_proxy_async_shared_cta();
+' ''
+ARGS=$S8_ARGS case_ s08-staging-reused-before-wait $S8 "diag:shared memory overwritten under a TMA store" \
+  '        if (lane == STORE_LANE) bulk_wait_group_read<NUM_STAGING - 1>();
+' ''
+ARGS=$S8_ARGS case_ s08-wait-lets-too-many-groups-read $S8 "diag:shared memory overwritten under a TMA store" \
+  'bulk_wait_group_read<NUM_STAGING - 1>();' 'bulk_wait_group_read<NUM_STAGING>();  // "one per buffer may be in flight"'
+ARGS=$S8_ARGS case_ s08-store-before-warp-wrote $S8 "diag:shared memory overwritten under a TMA store" \
+  '        fence_proxy_async_shared_cta();
+        __syncwarp();' '        fence_proxy_async_shared_cta();'
+ARGS=$S8_ARGS case_ s08-no-final-wait $S8 "diag:TMA store not waited for" \
+  '    if (lane == STORE_LANE) bulk_wait_group_read<0>();
+' ''
+ARGS=$S8_ARGS case_ s08-release-before-last-load $S8 wrong \
+  'if (sub == NUM_SUBTILES - 1) {' 'if (sub == NUM_SUBTILES - 2) {  // "the last sub-tile is nearly done"'
+ARGS=$S8_ARGS case_ s08-staging-not-swizzled $S8 wrong \
+  'swizzle_addr(buf + uint32_t(lane) * 128 + uint32_t(j) * 16, 128)' 'buf + uint32_t(lane) * 128 + uint32_t(j) * 16'
+
 # step 09 (cluster launch control). 12 tiles of 256 x 256 on an emulated GPU of 4 SMs: 2 pairs
 # launch, the other 10 clusters are canceled and their tiles taken over; both rings wrap.
 S9=steps/step09_clc_scheduler.cu

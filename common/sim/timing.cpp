@@ -15,7 +15,8 @@
 //    moves in 32-byte sectors, so a 16-byte-wide box row costs a whole sector;
 //  * tcgen05.ld: the TMEM read port of the warp's sub-partition; global stores: the SM's path to
 //    L2, with a bounded store buffer (the thread stalls only when it is full);
-//  * TMA stores: the SM's TMA unit (as loads) and L2, no parameter of their own (model_tma_store).
+//  * TMA stores: the SM's store path and L2 for their in-bounds sectors, as global stores; no
+//    parameter of their own (model_tma_store).
 // Every duration comes from the parameter table; nothing depends on which step runs.
 #include <algorithm>
 #include <cmath>
@@ -185,23 +186,25 @@ double model_copy(Cta& dst, const TmaRows& rows) {
   return stream_end + p(kTmaLatencyNs);
 }
 
-// A TMA store (tma_store.cpp): no parameter of its own. The box streams out of shared memory
-// through the SM's TMA unit, the same server and rate as the loads (the store direction's rate
-// is not published: an estimate that it equals the load's); the source is read once the unit has
-// streamed it (*t_read). The in-bounds sectors then go through the chip's L2 (write-back: HBM is
-// not charged, as for global stores), and the writes complete one TMA latency after the stream
-// (the load's measured latency, also assumed for stores).
+// A TMA store (tma_store.cpp): no parameter of its own. Its bytes leave the SM the way global
+// stores do, SM -> L2, so they take the SM's store path (kStoreBytesPerCycle, shared with the
+// threads' own global stores) and the chip's L2, both for the in-bounds 32-byte sectors: whole
+// rows of C, so no partly written sectors. The TMA unit's figure (kTmaSmBytesPerNs) was measured
+// for loads, L2 -> SM, the other direction, and is not charged. The source has been read, and
+// the store counts as complete, once the path and L2 have taken the bytes: as for global stores,
+// no write latency is charged (none is published; the kernel's end is the last byte handed to
+// L2 for both kinds of store). HBM is not charged (write-back L2, as for global stores).
 double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
   Scheduler& s = *g_sched;
   Sm& sm = *src.sm;
   const double t = s.now;
   uint64_t bytes = 0, fresh = 0;
   for (const auto& [addr, len] : rows.segments) g_chip.sectors(addr, len, &bytes, &fresh);  // C now lives in L2
-  sm.tma_free = std::max(t, sm.tma_free) + double(rows.bytes) / p(kTmaSmBytesPerNs);
-  *t_read = sm.tma_free;
-  if (bytes == 0) return *t_read;  // all clipped: nothing is written
+  if (bytes == 0) return *t_read = t;  // all clipped: nothing is written
+  sm.store_free = std::max(t, sm.store_free) + cyc(double(bytes) / p(kStoreBytesPerCycle));
   g_chip.l2_free = std::max(t, g_chip.l2_free) + double(bytes) / p(kL2BytesPerNs);
-  const double done = std::max(sm.tma_free, g_chip.l2_free) + p(kTmaLatencyNs);
+  *t_read = sm.store_free;
+  const double done = std::max(sm.store_free, g_chip.l2_free);
   s.end = std::max(s.end, done);
   return done;
 }

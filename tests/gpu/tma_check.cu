@@ -11,6 +11,13 @@
 // count towards the transaction bytes: the probe waits for the phase with a bounded spin and
 // reports whether it completed (the emulator reports a tx-count mismatch as an error).
 //
+// The TMA STORE (shared -> global, step 08's epilogue) is probed the same way the other way round:
+// a staging image written with st.shared in the layout a load of the box would leave (swizzle none
+// or 128B), fence.proxy.async, one cp.async.bulk.tensor store, commit_group, wait_group 0; then
+// the whole destination matrix, with guard rows before and after it, is compared byte for byte:
+// interior boxes, boxes clipped at the right and bottom edges, at negative coordinates, and
+// entirely outside (nothing may be written outside the tensor).
+//
 // Needs a GPU with TMA (compute capability >= 9.0: H100/H200 are enough, the TMA modes used here
 // are the same on Blackwell). Not part of `make test` (CI has no GPU): run `make gpu-check`.
 // Exit: 0 all identical, 1 a mismatch, 3 no suitable GPU.
@@ -54,6 +61,35 @@ __global__ void tma_probe(const __grid_constant__ CUtensorMap map, int rank, int
   for (uint32_t i = threadIdx.x; i < box_bytes; i += blockDim.x) out[i] = smem[i];
 }
 
+// The store probe: the block writes the box's staging image (element e of the box = image[e],
+// placed where a TMA load of the box would put it), then thread 0 stores it at {c0, c1}.
+__global__ void tma_store_probe(const __grid_constant__ CUtensorMap map, int c0, int c1, uint32_t box0, uint32_t box1,
+                                uint32_t span, const uint16_t* image) {
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t base = smem_addr(smem), row_bytes = box0 * 2, pieces = box1 * row_bytes / 16;
+  for (uint32_t p = threadIdx.x; p < pieces; p += blockDim.x) {
+    const uint32_t* v = reinterpret_cast<const uint32_t*>(image) + 4 * p;  // the box is dense: piece p
+    const uint32_t lin = base + p * 16;
+    st_shared_v4(span ? swizzle_addr(lin, span) : lin, v[0], v[1], v[2], v[3]);
+  }
+  fence_proxy_async_shared_cta();  // each thread's generic stores, before the async proxy reads them
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    tma_store_2d(&map, base, c0, c1);
+    bulk_commit_group();
+    bulk_wait_group<0>();  // written, not only read
+  }
+}
+
+void probe_store(const TiledMap& t, int c0, int c1, const uint16_t* image) {
+  const CUtensorMap map = make_tensor_map(t);
+  LaunchDims d;
+  d.grid = dim3(1);
+  d.block = dim3(128);
+  d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
+  launch_kernel(tma_store_probe, d, nullptr, map, c0, c1, t.box[0], t.box[1], tma_swizzle_span(t.swizzle), image);
+}
+
 // Loads the box at `coords` of `t` and leaves its shared-memory image in `out` (device memory on
 // the GPU, host memory in the emulator).
 void probe(const TiledMap& t, const int (&coords)[3], uint8_t* out) {
@@ -70,6 +106,7 @@ void probe(const TiledMap& t, const int (&coords)[3], uint8_t* out) {
 #if !defined(TCG_SIM)
 namespace sim {
 void probe(const tcg::TiledMap& t, const int (&coords)[3], uint8_t* out);
+void probe_store(const tcg::TiledMap& t, int c0, int c1, const uint16_t* image);
 }
 
 namespace {
@@ -114,6 +151,87 @@ tcg::TiledMap swizzled_map(int rows, int k, int box_rows, tcg::TmaSwizzle sw) { 
   t.box[1] = uint32_t(box_rows);
   t.swizzle = sw;
   return t;
+}
+
+// TMA stores: C is a rows x cols BF16 matrix with kGuard rows of guard memory on each side, all
+// filled with a pattern; the probe stores one box and the whole buffer is compared.
+struct StoreCase {
+  std::string name;
+  int rows, cols;
+  uint32_t box0, box1;
+  tcg::TmaSwizzle sw;
+  int c0, c1;
+};
+
+int check_stores() {
+  constexpr int kGuard = 16;
+  using S = tcg::TmaSwizzle;
+  const std::vector<StoreCase> cases = {
+      {"store 128B, interior (step 08's 64 x 32 box)", 200, 296, 64, 32, S::k128B, 64, 32},
+      {"store 128B, clipped at the right and bottom edges", 200, 296, 64, 32, S::k128B, 256, 192},
+      {"store 128B, N = 72: box half past the right edge", 200, 72, 64, 32, S::k128B, 64, 0},
+      {"store 128B, negative coordinates", 200, 296, 64, 32, S::k128B, -24, -5},
+      {"store 128B, 256-row box taller than the tensor", 200, 296, 64, 256, S::k128B, 0, 0},
+      {"store 128B, box entirely outside", 200, 296, 64, 32, S::k128B, 320, 224},
+      {"store no swizzle, 16-byte box, clipped", 200, 296, 8, 64, S::kNone, 288, 160},
+      {"store no swizzle, 128-byte rows, clipped", 200, 296, 64, 32, S::kNone, 256, 180},
+  };
+  int failed = 0;
+  for (const StoreCase& c : cases) {
+    const size_t elems = size_t(c.rows + 2 * kGuard) * c.cols;
+    std::vector<uint16_t> init(elems), image(size_t(c.box0) * c.box1);
+    for (size_t i = 0; i < elems; ++i) init[i] = uint16_t(0x8000 | (i * 40503u >> 3));
+    for (size_t i = 0; i < image.size(); ++i) image[i] = uint16_t(0x3C00 + (i * 2654435761u >> 9) % 0x3000);
+    tcg::TiledMap t;
+    t.rank = 2;
+    t.dims[0] = uint64_t(c.cols);
+    t.dims[1] = uint64_t(c.rows);
+    t.strides[0] = uint64_t(c.cols) * 2;
+    t.box[0] = c.box0;
+    t.box[1] = c.box1;
+    t.swizzle = c.sw;
+    // GPU
+    uint16_t *dev_c = nullptr, *dev_image = nullptr;
+    CUDA_CHECK(cudaMalloc(&dev_c, elems * 2));
+    CUDA_CHECK(cudaMalloc(&dev_image, image.size() * 2));
+    CUDA_CHECK(cudaMemcpy(dev_c, init.data(), elems * 2, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dev_image, image.data(), image.size() * 2, cudaMemcpyHostToDevice));
+    tcg::TiledMap g = t;
+    g.base = dev_c + size_t(kGuard) * c.cols;
+    gpu::probe_store(g, c.c0, c.c1, dev_image);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<uint16_t> gpu(elems), emu = init;
+    CUDA_CHECK(cudaMemcpy(gpu.data(), dev_c, elems * 2, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(dev_c));
+    CUDA_CHECK(cudaFree(dev_image));
+    // Emulator
+    tcg::TiledMap e = t;
+    e.base = emu.data() + size_t(kGuard) * c.cols;
+    std::string emu_error;
+    try {
+      sim::probe_store(e, c.c0, c.c1, image.data());
+    } catch (const std::exception& ex) {
+      emu_error = ex.what();
+    }
+    size_t diff = 0, first = elems, written = 0;
+    for (size_t i = 0; i < elems; ++i) {
+      if (gpu[i] != emu[i] && diff++ == 0) first = i;
+      written += gpu[i] != init[i];
+    }
+    if (!emu_error.empty()) {
+      ++failed;
+      std::printf("FAIL  %-55s emulator: %s\n", c.name.c_str(), emu_error.c_str());
+    } else if (diff) {
+      ++failed;
+      std::printf("FAIL  %-55s %zu of %zu elements differ; first at row %d col %d: GPU 0x%04x, emulator 0x%04x\n",
+                  c.name.c_str(), diff, elems, int(first / c.cols) - kGuard, int(first % c.cols), gpu[first], emu[first]);
+    } else {
+      std::printf("ok    %-55s %zu elements identical (guards included), %zu written by the store\n", c.name.c_str(),
+                  elems, written);
+    }
+  }
+  std::printf("tma_check: stores: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
+  return failed;
 }
 
 }  // namespace
@@ -202,7 +320,9 @@ int main() {
   }
   CUDA_CHECK(cudaFree(dev_matrix));
   CUDA_CHECK(cudaFree(dev_out));
-  std::printf("tma_check: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
+  std::printf("tma_check: loads: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
+  failed += check_stores();
+  std::printf("tma_check: %s\n", failed ? "FAILED" : "all identical");
   return failed ? 1 : 0;
 }
 #endif

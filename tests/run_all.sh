@@ -4,6 +4,7 @@
 #   1. no register spills in any kernel (ptxas report), the SASS of every kernel has no local
 #      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
 #      GPU and emulator builds of a kernel share no linker symbols
+#      (the tcgen05 hardware probes of `make gpu-check` too: their sm_100a build and SASS)
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, the timing model's
 #      durations against hand-computed values, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
@@ -28,6 +29,7 @@ suite() {  # suite NAME COMMAND...
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/check_sass.sh
 suite "build separation" bash tests/check_symbols.sh
+suite "tcgen05 probes: sm_100a build and SASS" bash -c 'make --no-print-directory -s build/tests/tcgen05_check && bash tests/check_sass.sh tests/tcgen05_check'
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh

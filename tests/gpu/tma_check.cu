@@ -68,6 +68,8 @@ void probe(const TiledMap& t, const int (&coords)[3], uint8_t* out) {
 }  // namespace TCG_BUILD_NS
 
 #if !defined(TCG_SIM)
+#include "probe_report.h"  // results/gpu_check_<gpu>.csv
+
 namespace sim {
 void probe(const tcg::TiledMap& t, const int (&coords)[3], uint8_t* out);
 }
@@ -127,6 +129,8 @@ int main() {
     return 3;
   }
   std::printf("tma_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
+  probe::Report report(prop);
+  const char* kTma = "cp.async.bulk.tensor.{2,3}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 
   const int M = 200, K = 776;  // partial tiles in rows and in K
   using S = tcg::TmaSwizzle;
@@ -181,6 +185,8 @@ int main() {
       ++failed;
       std::printf("FAIL  %-55s expect_tx(%u) phase completed: GPU %s, emulator %s%s\n", c.name.c_str(), bytes,
                   gpu_done ? "yes" : "NO", emu_done ? "yes" : "NO", emu_error.empty() ? "" : (" (" + emu_error + ")").c_str());
+      report.add("TMA load", kTma, c.name, "MISMATCH", std::string("phase completed: GPU ") + (gpu_done ? "yes" : "no") +
+                 ", emulator " + (emu_done ? "yes" : "no") + (emu_error.empty() ? "" : "; " + emu_error));
       continue;
     }
     size_t first = bytes, diff = 0, zeros = 0;
@@ -194,15 +200,20 @@ int main() {
     if (diff == 0) {
       std::printf("ok    %-55s %6u bytes identical, phase completed on both (%zu zero bytes: out-of-bounds fill, or data)\n",
                   c.name.c_str(), bytes, zeros);
+      report.add("TMA load", kTma, c.name, "identical", std::to_string(bytes) + " bytes identical, expect_tx phase completed");
     } else {
       ++failed;
       std::printf("FAIL  %-55s %zu of %u bytes differ; first at byte %zu: GPU 0x%02x, emulator 0x%02x\n", c.name.c_str(),
                   diff, bytes, first, gpu[first], emu[first]);
+      char detail[160];
+      std::snprintf(detail, sizeof detail, "%zu of %u bytes differ; first at byte %zu: GPU 0x%02x, emulator 0x%02x", diff,
+                    bytes, first, gpu[first], emu[first]);
+      report.add("TMA load", kTma, c.name, "MISMATCH", detail);
     }
   }
   CUDA_CHECK(cudaFree(dev_matrix));
   CUDA_CHECK(cudaFree(dev_out));
   std::printf("tma_check: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
-  return failed ? 1 : 0;
+  return failed || !report.write() ? 1 : 0;
 }
 #endif

@@ -14,6 +14,7 @@
 namespace sim {
 void run_mma_case(const probe::Case& c, std::vector<uint32_t>& out);
 void run_alloc(uint32_t ctas, uint32_t ncols, uint32_t hold_iters, std::vector<probe::AllocRecord>& recs);
+void run_pair_case(const probe::PairCase& p, std::vector<uint32_t>& out);
 }  // namespace sim
 
 namespace {
@@ -138,4 +139,30 @@ TEST_CASE("gpu probes: tcgen05.alloc addresses in range and disjoint with severa
   CHECK(!probe::check_alloc(bad, 128).ok);
   bad[1].taddr = 0x00010000;  // lane 1
   CHECK(!probe::check_alloc(bad, 128).ok);
+}
+
+TEST_CASE("gpu probes: cta_group::2 pair cases, emulator against the CPU, and a broken expectation fails") {
+  int n = 0;
+  for (const probe::PairCase& p : probe::pair_cases()) {
+    CAPTURE(p.c.config);
+    std::vector<uint32_t> out;
+    sim::run_pair_case(p, out);
+    const probe::Comparison r = probe::compare(p.c, out, p.c.want);
+    CHECK(r.compared == size_t(2) * 128 * (p.M == 256 ? p.N : p.N / 2));
+    CHECK_MESSAGE(r.differing == 0, probe::summarize(p.c, r));
+    ++n;
+  }
+  CHECK(n == 6);
+  BrokenExpectation broken(4);  // the odd CTA's lanes hold the even CTA's rows
+  int failing = 0;
+  for (const probe::PairCase& p : probe::pair_cases()) {
+    std::vector<uint32_t> out;
+    sim::run_pair_case(p, out);
+    const probe::Comparison r = probe::compare(p.c, out, p.c.want);
+    if (r.differing) {
+      if (failing++ == 0) MESSAGE("broken pair layout: " << probe::summarize(p.c, r));
+      CHECK(probe::summarize(p.c, r).find("CTA 1 thread") != std::string::npos);
+    }
+  }
+  CHECK(failing == 3);  // the three M = 256 cases
 }

@@ -662,12 +662,61 @@ std::vector<Case> mma_cases() {
 
 // ---------------------------------------------------------------- comparison
 std::string describe_word(const Case& c, size_t i) {
-  const uint32_t t = uint32_t(i / c.read.ncols), r = uint32_t(i % c.read.ncols);
+  const uint32_t t = uint32_t(i / c.read.ncols) % kProbeThreads, r = uint32_t(i % c.read.ncols);
+  const uint32_t cta = uint32_t(i / c.read.ncols) / kProbeThreads;
   uint32_t lane, col;
   word_cell(c.read, t, r, lane, col);
-  char b[120];
-  snprintf(b, sizeof b, "thread %u register %u (TMEM lane %u, column %u)", t, r, lane, col);
+  char b[140];
+  snprintf(b, sizeof b, "%sthread %u register %u (TMEM lane %u, column %u)",
+           c.ctas > 1 ? ("CTA " + std::to_string(cta) + " ").c_str() : "", t, r, lane, col);
   return b;
+}
+
+std::vector<PairCase> pair_cases() {
+  std::vector<PairCase> out;
+  const uint32_t shapes[][2] = {{256, 64}, {256, 128}, {256, 256}, {128, 32}, {128, 128}, {128, 256}};
+  for (const auto& sh : shapes) {
+    PairCase p;
+    p.M = sh[0];
+    p.N = sh[1];
+    Case& c = p.c;
+    c.family = "tcgen05.mma cta_group::2";
+    c.instruction = "cp.async.bulk.tensor.2d.cta_group::2 + tcgen05.mma.cta_group::2.kind::f16 + "
+                    "tcgen05.commit.cta_group::2.multicast::cluster + tcgen05.ld.32x32b.x16";
+    c.config = "M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) +
+               " K=64 over a CTA pair; 128B swizzle; small-integer BF16 (exact); each CTA's TMEM read back";
+    c.ctas = 2;
+    Rng rng(1000 + p.M + p.N);
+    std::vector<float> A(size_t(p.M) * 64), B(size_t(p.N) * 64);
+    p.a.resize(A.size());
+    p.b.resize(B.size());
+    for (size_t i = 0; i < A.size(); ++i) A[i] = bf16_value(p.a[i] = to_bf16(float(rng.range(-3, 3))));
+    for (size_t i = 0; i < B.size(); ++i) B[i] = bf16_value(p.b[i] = to_bf16(float(rng.range(-3, 3))));
+    // Data-path layouts (§9.7.16.10.5): M = 256 (layout A): CTA v lane l = row 128v + l, all N
+    // columns. M = 128 (layout B): CTA v holds rows [64v, +64), columns [0, N/2) in lanes 0-63 and
+    // [N/2, N) in lanes 64-127.
+    const uint32_t ncols_used = p.M == 256 ? p.N : p.N / 2;
+    c.read.shape = kLd32x32bX16;
+    c.read.col0 = 0;
+    c.read.ncols = align_up(ncols_used, 16);
+    const size_t per_cta = size_t(kProbeThreads) * c.read.ncols;
+    c.want.assign(2 * per_cta, 0);
+    c.defined.assign(2 * per_cta, 0);
+    for (uint32_t v = 0; v < 2; ++v)
+      for (uint32_t l = 0; l < 128; ++l)
+        for (uint32_t j = 0; j < ncols_used; ++j) {
+          uint32_t row, n;
+          if (p.M == 256) row = 128 * (g_broken == 4 ? 0 : v) + l, n = j;
+          else row = 64 * v + l % 64, n = (l / 64) * (p.N / 2) + j;
+          double d = 0;
+          for (uint32_t k = 0; k < 64; ++k) d += double(A[size_t(row) * 64 + k]) * B[size_t(n) * 64 + k];
+          const size_t w = v * per_cta + size_t(l) * c.read.ncols + j;  // 32x32b: thread l, register j
+          c.want[w] = f32_bits(float(d));
+          c.defined[w] = 1;
+        }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 Comparison compare(const Case& c, const std::vector<uint32_t>& got, const std::vector<uint32_t>& want) {

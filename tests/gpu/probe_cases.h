@@ -70,7 +70,21 @@ struct Case {
   std::string refusal;            // kExperiment: the emulator diagnostic it must report
   // kExperiment: hypotheses, each a name and a full expected dump (same mask).
   std::vector<std::pair<std::string, std::vector<uint32_t>>> hypotheses;
+  uint32_t ctas = 1;  // dumps of several CTAs follow each other (CTA c's thread t at (c*128 + t) * ncols)
 };
+
+// ---------------------------------------------------------------- the CTA-pair probe
+// tcgen05.mma.cta_group::2.kind::f16 over a cluster of two CTAs (tests/gpu/tcgen05_check.cu,
+// pair_probe): A is M x 64 and B is N x 64 BF16 in global memory (row-major = K-major); CTA v loads
+// A rows [vM/2, +M/2) and B rows [vN/2, +N/2) with the .cta_group::2 TMA (128B swizzle) signalling
+// the even CTA's mbarrier; the even CTA issues four MMAs and a multicast commit to both; each CTA
+// then reads its own TMEM (32x32b.x16) and dumps it. `want` holds both CTAs' dumps.
+struct PairCase {
+  Case c;  // family, instruction, config, read (ncols per CTA), want / defined for 2 x 128 threads
+  uint32_t M = 256, N = 128;
+  std::vector<uint16_t> a, b;  // BF16 bits, row-major M x 64 and N x 64
+};
+std::vector<PairCase> pair_cases();
 
 // Every tcgen05 case of the single-CTA probe, in report order.
 std::vector<Case> mma_cases();
@@ -115,7 +129,8 @@ AllocVerdict check_alloc(const std::vector<AllocRecord>& recs, uint32_t ncols);
 
 // For tests: a hook that breaks the CPU expectation on purpose (0: none). 1: the M = 64 layout
 // puts row r in lane r (as M = 128 does); 2: the accumulate flag is ignored; 3: the scale of
-// K block s is read from byte 3 - s of its TMEM cell. Each must make a probe fail.
+// K block s is read from byte 3 - s of its TMEM cell; 4: a pair MMA's odd CTA holds the even
+// CTA's rows. Each must make a probe fail.
 void set_broken_expectation(int which);
 
 }  // namespace probe

@@ -1,12 +1,13 @@
 // tcgen05_check.cu — does the emulator's tcgen05 do what a B200 does, instruction by instruction?
 //
-// Two probe kernels, compiled twice like the steps (nvcc for sm_100a, g++ -DTCG_SIM for the
+// Three probe kernels, compiled twice like the steps (nvcc for sm_100a, g++ -DTCG_SIM for the
 // emulator):
 //  * mma_probe runs one case of tests/gpu/probe_cases.cpp: thread 0 loads a shared-memory image
 //    with cp.async.bulk, issues the case's tcgen05.mma (kind::f16, kind::mxf4nvf4.block16),
 //    tcgen05.cp.32x128b.warpx4 and commit/wait operations in order, then the four warps read TMEM
 //    back with one tcgen05.ld shape and write their registers out unchanged. The GPU's dump, the
 //    emulator's and the CPU expectation (probe_cases.cpp) are compared word by word.
+//  * pair_probe: tcgen05.mma.cta_group::2 over a cluster of two CTAs (probe_cases.h, PairCase).
 //  * alloc_probe: many CTAs per SM allocate TMEM (tcgen05.alloc, relinquish_alloc_permit,
 //    dealloc), hold it for a while and record the SM, the address and %globaltimer; the addresses
 //    cannot be compared across the two (the emulator's allocator is seeded), so both must pass the
@@ -154,6 +155,84 @@ __global__ void __launch_bounds__(128) alloc_probe(uint32_t ncols, uint32_t hold
   if (warp == 0) tmem_dealloc(taddr, ncols);
 }
 
+// A pair MMA over a cluster of two CTAs (probe_cases.h, PairCase). Shared memory of each CTA: its
+// half of A (M/2 rows x 128 B, 128B swizzle), its half of B, the mbarriers, the TMEM slot.
+constexpr uint32_t PAIR_A = 0, PAIR_B = 16384, PAIR_FULL_BAR = 32768, PAIR_DONE_BAR = PAIR_FULL_BAR + 8;
+constexpr uint32_t PAIR_TMEM_SLOT = PAIR_FULL_BAR + 16, PAIR_SMEM_BYTES = PAIR_FULL_BAR + 32;
+
+__global__ void __launch_bounds__(128) pair_probe(const __grid_constant__ CUtensorMap map_a,
+                                                  const __grid_constant__ CUtensorMap map_b, uint32_t M, uint32_t N,
+                                                  probe::ReadSpec rd, uint32_t* out) {
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t base = smem_addr(smem);
+  const uint32_t warp = threadIdx.x / 32, rank = cluster_ctarank();
+  const bool leader = (rank & 1) == 0;
+  if (warp == 0) {
+    tmem_alloc_2sm(base + PAIR_TMEM_SLOT, 256);
+    tmem_relinquish_alloc_permit_2sm();
+  }
+  if (threadIdx.x == 32) {
+    mbarrier_init(base + PAIR_FULL_BAR, 1);  // the leader's expect_tx of both CTAs' boxes
+    mbarrier_init(base + PAIR_DONE_BAR, 1);  // the multicast commit
+    fence_mbarrier_init();
+  }
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem = *reinterpret_cast<volatile uint32_t*>(smem + PAIR_TMEM_SLOT);
+  const uint32_t a_rows = M / 2, b_rows = N / 2;
+  if (threadIdx.x == 0) {
+    if (leader) mbarrier_arrive_expect_tx(base + PAIR_FULL_BAR, 2 * (a_rows + b_rows) * 128);
+    const uint32_t leader_full = mapa_shared_cluster(base + PAIR_FULL_BAR, rank & ~1u);
+    tma_load_2d_2sm(base + PAIR_A, &map_a, 0, int32_t(rank % 2 * a_rows), leader_full);
+    tma_load_2d_2sm(base + PAIR_B, &map_b, 0, int32_t(rank % 2 * b_rows), leader_full);
+    if (leader) {
+      mbarrier_wait_parity(base + PAIR_FULL_BAR, 0);  // both CTAs' halves have landed
+      tcgen05_fence_after_thread_sync();
+      const uint32_t idesc = make_idesc_bf16_f32(M, N);
+      for (uint32_t ks = 0; ks < 4; ++ks)
+        mma_bf16_ss_2sm(tmem, make_smem_desc(base + PAIR_A + 32 * ks, 16, 1024, Layout::kSwizzle128B),
+                        make_smem_desc(base + PAIR_B + 32 * ks, 16, 1024, Layout::kSwizzle128B), idesc, ks > 0);
+      mma_commit_2sm_multicast(base + PAIR_DONE_BAR, uint16_t(3u << (rank & ~1u)));
+    }
+  }
+  mbarrier_wait_parity(base + PAIR_DONE_BAR, 0);
+  tcgen05_fence_after_thread_sync();
+  uint32_t* o = out + (size_t(rank) * 128 + threadIdx.x) * rd.ncols;
+  for (uint32_t c = 0; c < rd.ncols; c += 16) {
+    uint32_t r[16];
+    tmem_ld_32x32b_x16(tmem_offset(tmem, 32 * warp, c), r);
+    tmem_wait_ld(r);
+    for (int i = 0; i < 16; ++i) o[c + i] = r[i];
+  }
+  tcgen05_fence_before_thread_sync();
+  cluster_sync();
+  tcgen05_fence_after_thread_sync();
+  if (warp == 0) tmem_dealloc_2sm(tmem, 256);
+}
+
+// A 64-wide (128-byte) box of rows x 64 BF16, 128B swizzle: the operand tiles of steps 02-07.
+inline TiledMap pair_map(const void* base, uint32_t rows, uint32_t box_rows) {
+  TiledMap t;
+  t.rank = 2;
+  t.base = base;
+  t.dims[0] = 64;
+  t.dims[1] = rows;
+  t.strides[0] = 128;
+  t.box[0] = 64;
+  t.box[1] = box_rows;
+  t.swizzle = TmaSwizzle::k128B;
+  return t;
+}
+inline LaunchDims pair_dims() {
+  LaunchDims d;
+  d.grid = dim3(2);
+  d.block = dim3(probe::kProbeThreads);
+  d.cluster = dim3(2);
+  d.smem_bytes = PAIR_SMEM_BYTES + kSmemAlignSlack;
+  return d;
+}
+
 // Host side, one per build: GPU (device buffers, bounded wait) or emulator (host memory).
 #if defined(TCG_SIM)
 void run_mma_case(const probe::Case& c, std::vector<uint32_t>& out) {
@@ -164,6 +243,12 @@ void run_mma_case(const probe::Case& c, std::vector<uint32_t>& out) {
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
   launch_kernel(mma_probe, d, nullptr, c.ops.data(), uint32_t(c.ops.size()), c.image.data(),
                 uint32_t(c.image.size()), c.read, out.data());
+}
+void run_pair_case(const probe::PairCase& p, std::vector<uint32_t>& out) {
+  out.assign(2 * size_t(probe::kProbeThreads) * p.c.read.ncols, 0xFFFFFFFFu);
+  const CUtensorMap ma = make_tensor_map(pair_map(p.a.data(), p.M, p.M / 2));
+  const CUtensorMap mb = make_tensor_map(pair_map(p.b.data(), p.N, p.N / 2));
+  launch_kernel(pair_probe, pair_dims(), nullptr, ma, mb, p.M, p.N, p.c.read, out.data());
 }
 // Two emulated SMs, so that the CTAs share them (up to 4 resident at once on each, TMEM permitting).
 void run_alloc(uint32_t ctas, uint32_t ncols, uint32_t hold_iters, std::vector<probe::AllocRecord>& recs) {
@@ -221,6 +306,20 @@ bool run_mma_case(const probe::Case& c, std::vector<uint32_t>& out) {
   CUDA_CHECK(cudaMemcpy(out.data(), dump.p, out.size() * 4, cudaMemcpyDeviceToHost));
   return true;
 }
+bool run_pair_case(const probe::PairCase& p, std::vector<uint32_t>& out) {
+  out.assign(2 * size_t(probe::kProbeThreads) * p.c.read.ncols, 0xFFFFFFFFu);
+  DevBuf<uint16_t> a(p.a.size()), b(p.b.size());
+  DevBuf<uint32_t> dump(out.size());
+  CUDA_CHECK(cudaMemcpy(a.p, p.a.data(), p.a.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(b.p, p.b.data(), p.b.size() * 2, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(dump.p, 0xFF, out.size() * 4));
+  const CUtensorMap ma = make_tensor_map(pair_map(a.p, p.M, p.M / 2));
+  const CUtensorMap mb = make_tensor_map(pair_map(b.p, p.N, p.N / 2));
+  launch_kernel(pair_probe, pair_dims(), nullptr, ma, mb, p.M, p.N, p.c.read, dump.p);
+  if (!finish_within(10)) return false;
+  CUDA_CHECK(cudaMemcpy(out.data(), dump.p, out.size() * 4, cudaMemcpyDeviceToHost));
+  return true;
+}
 bool run_alloc(uint32_t ctas, uint32_t ncols, uint32_t hold_iters, std::vector<probe::AllocRecord>& recs) {
   recs.assign(ctas, probe::AllocRecord{});
   DevBuf<probe::AllocRecord> dev(ctas);
@@ -243,6 +342,7 @@ bool run_alloc(uint32_t ctas, uint32_t ncols, uint32_t hold_iters, std::vector<p
 namespace sim {
 void run_mma_case(const probe::Case& c, std::vector<uint32_t>& out);
 void run_alloc(uint32_t ctas, uint32_t ncols, uint32_t hold_iters, std::vector<probe::AllocRecord>& recs);
+void run_pair_case(const probe::PairCase& p, std::vector<uint32_t>& out);
 }
 
 namespace {
@@ -251,6 +351,7 @@ namespace {
 const char* const kFamilies[] = {
     "tcgen05.mma kind::f16 + tcgen05.ld (32x32b.x8/.x16, 16x256b.x1)",
     "tcgen05.mma kind::mxf4nvf4 + tcgen05.cp (incl. the scale-replica and sign-bit experiments)",
+    "tcgen05.mma cta_group::2 (CTA pair: .cta_group::2 TMA, multicast commit, both CTAs' TMEM)",
     "tcgen05.alloc / relinquish_alloc_permit / dealloc",
 };
 
@@ -331,6 +432,30 @@ int main() {
       std::printf("%-5s %s | %s\n      %s\n", result == "MISMATCH" ? "FAIL" : "ok", c.instruction.c_str(),
                   c.config.c_str(), detail.c_str());
       report.add(c.family, c.instruction, c.config, result, detail);
+    }
+    for (const probe::PairCase& p : probe::pair_cases()) {
+      const probe::Case& c = p.c;
+      std::vector<uint32_t> gpu_out, emu_out;
+      if (!gpu::run_pair_case(p, gpu_out)) {
+        report.add(c.family, c.instruction, c.config, "error", "GPU launch did not finish within 10 s");
+        ++failed;
+        break;
+      }
+      std::string emu_error;
+      try {
+        sim::run_pair_case(p, emu_out);
+      } catch (const std::exception& e) {
+        emu_error = first_line(e.what());
+      }
+      const probe::Comparison r = probe::compare(c, gpu_out, emu_out), vs_cpu = probe::compare(c, gpu_out, c.want);
+      const bool ok = emu_error.empty() && r.differing == 0;
+      const std::string detail = emu_error.empty() ? "GPU vs emulator: " + probe::summarize(c, r) +
+                                                         "; GPU vs CPU: " + probe::summarize(c, vs_cpu)
+                                                   : "emulator error: " + emu_error;
+      std::printf("%-5s %s | %s\n      %s\n", ok ? "ok" : "FAIL", c.instruction.c_str(), c.config.c_str(),
+                  detail.c_str());
+      report.add(c.family, c.instruction, c.config, ok ? "identical" : "MISMATCH", detail);
+      ok ? ++matched : ++failed;
     }
     for (uint32_t ncols : {32u, 128u, 512u}) {
       const uint32_t ctas = uint32_t(prop.multiProcessorCount) * 4;

@@ -13,7 +13,8 @@
 #      for steps 01-07 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
 #      `--trace` file passes tests/check_trace.py, an unwritable --trace path exits 2 with a
 #      one-line error
-#   5. the "Break it" experiments: each deliberate bug must be caught by the emulator
+#   5. the "Break it" experiments: each deliberate bug must be caught by the emulator; and
+#      deliberately broken copies of the emulator, each of which the tcgen05 probes must notice
 #   6. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
 #      `make plots` into a temporary directory, timeline.py on a hand-written trace)
 # Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
@@ -34,6 +35,7 @@ suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh
 suite "break it" bash tests/break_it.sh
+suite "break the emulator: the tcgen05 probes notice" bash tests/break_probes.sh
 suite "plots" bash plots/check_plots.sh
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

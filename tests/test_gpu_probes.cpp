@@ -10,6 +10,7 @@
 
 #include "../common/sim/sim_api.h"
 #include "gpu/probe_cases.h"
+#include "gpu/probe_report.h"
 
 namespace sim {
 void run_mma_case(const probe::Case& c, std::vector<uint32_t>& out);
@@ -165,4 +166,11 @@ TEST_CASE("gpu probes: cta_group::2 pair cases, emulator against the CPU, and a 
     }
   }
   CHECK(failing == 3);  // the three M = 256 cases
+}
+
+TEST_CASE("gpu probes: the results file is named after the GPU as plots/bench.sh names it") {
+  CHECK(probe::gpu_slug("NVIDIA H100 80GB HBM3") == "h100");
+  CHECK(probe::gpu_slug("NVIDIA B200") == "b200");
+  CHECK(probe::gpu_slug("NVIDIA GeForce RTX 4090") == "rtx_4090");
+  CHECK(probe::gpu_slug("") == "gpu");
 }

@@ -16,23 +16,24 @@
 
 namespace probe {
 
-// "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA B200" -> "b200": the words after "NVIDIA" up to and
-// including the first one with a digit (plots/bench.sh names results/<gpu>.csv the same way).
+// "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA B200" -> "b200", "NVIDIA GeForce RTX 4090" ->
+// "rtx_4090": as plots/bench.sh's gpu_slug names results/<gpu>.csv — lower-case words without
+// the vendor/brand words, each cut at its first '-', joined by '_' up to the first with a digit.
 inline std::string gpu_slug(const std::string& name) {
   std::string slug, word;
-  auto flush = [&]() -> bool {
-    if (word.empty() || word == "nvidia") return false;
-    slug += (slug.empty() ? "" : "_") + word;
-    const bool digit = word.find_first_of("0123456789") != std::string::npos;
-    word.clear();
-    return digit;
-  };
   for (char ch : name + " ") {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
+    if (!std::isspace(static_cast<unsigned char>(ch))) {
       word += char(std::tolower(static_cast<unsigned char>(ch)));
-    } else if (flush()) {
-      break;
+      continue;
     }
+    if (word == "nvidia" || word == "geforce" || word == "tesla" || word == "quadro") word.clear();
+    std::string w;
+    for (char c : word.substr(0, word.find('-')))
+      if (std::isalnum(static_cast<unsigned char>(c))) w += c;
+    word.clear();
+    if (w.empty()) continue;
+    slug += (slug.empty() ? "" : "_") + w;
+    if (w.find_first_of("0123456789") != std::string::npos) break;  // the model number: done
   }
   return slug.empty() ? "gpu" : slug;
 }

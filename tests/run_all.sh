@@ -30,7 +30,8 @@ suite() {  # suite NAME COMMAND...
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/check_sass.sh
 suite "build separation" bash tests/check_symbols.sh
-suite "tcgen05 probes: sm_100a build and SASS" bash -c 'make --no-print-directory -s build/tests/tcgen05_check && bash tests/check_sass.sh tests/tcgen05_check'
+suite "tcgen05 probes: sm_100a build, SASS, build separation" bash -c 'make --no-print-directory -s build/tests/tcgen05_check &&
+  bash tests/check_sass.sh tests/tcgen05_check && bash tests/check_symbols.sh tests/gpu/tcgen05_check.cu'
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh

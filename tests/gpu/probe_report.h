@@ -14,6 +14,10 @@
 #include "../../common/harness_gpu.h"
 #include "../../common/harness_internal.h"
 
+#ifndef TCG_GIT_REV  // the Makefile passes the revision (git rev-parse, "-dirty" if modified)
+#define TCG_GIT_REV "unknown"
+#endif
+
 namespace probe {
 
 // "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA B200" -> "b200", "NVIDIA GeForce RTX 4090" ->

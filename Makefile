@@ -33,6 +33,7 @@ COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard com
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
 .PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
+.PHONY: probe-objs
 .PHONY: bench predict plots
 all: $(STEPS)
 
@@ -96,7 +97,8 @@ CUTLASS_INCLUDE ?= $(shell python3 -c "import cutlass_library, os; print(os.path
 TEST_SRCS := $(sort $(wildcard tests/test_*.cpp))
 TEST_OBJS := $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_SRCS))
 # The tcgen05 hardware probes' emulator side and CPU expectations (tests/gpu/), also in unit_tests.
-PROBE_SIM_OBJS := $(BUILD)/tests/tcgen05_check.sim.o $(BUILD)/tests/probe_cases.o
+PROBE_CASE_OBJS := $(patsubst tests/gpu/%.cpp,$(BUILD)/tests/%.o,$(sort $(wildcard tests/gpu/probe_*.cpp)))
+PROBE_SIM_OBJS := $(BUILD)/tests/tcgen05_check.sim.o $(PROBE_CASE_OBJS)
 
 $(BUILD)/tests/test_cutlass.o: tests/test_cutlass.cpp | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -w $(if $(CUTLASS_INCLUDE),-I$(CUTLASS_INCLUDE) -I$(CUDA_HOME)/include/cccl,-DTCG_NO_CUTLASS) \
@@ -128,11 +130,11 @@ $(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
-# The tcgen05 probes (tests/gpu/tcgen05_check.cu, cases in probe_cases.cpp): sm_100a only; on
+# The tcgen05 probes (tests/gpu/tcgen05_check.cu, cases in probe_*.cpp): sm_100a only; on
 # another GPU the program reports the families it skipped. Both programs append their rows to
 # results/gpu_check_<gpu>.csv. Exit 1 if either found a mismatch, 3 if neither found a GPU.
 PROBE_ARCH ?= -gencode arch=compute_100a,code=sm_100a
-$(BUILD)/tests/probe_cases.o: tests/gpu/probe_cases.cpp | $(BUILD)/tests
+$(BUILD)/tests/probe_%.o: tests/gpu/probe_%.cpp | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/tests/tcgen05_check.sim.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -MMD -MP -MF $(BUILD)/tests/tcgen05_check.sim.d -c $< -o $@
@@ -141,6 +143,10 @@ $(BUILD)/tests/tcgen05_check.gpu.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests
 	  2> $(BUILD)/tests/tcgen05_check.ptxas.log || { cat $(BUILD)/tests/tcgen05_check.ptxas.log; exit 1; }
 $(BUILD)/tests/tcgen05_check: $(BUILD)/tests/tcgen05_check.gpu.o $(PROBE_SIM_OBJS) $(COMMON_OBJS)
 	$(CXX) -o $@ $^ $(LDLIBS)
+
+# Builds the probe tests' objects and prints their paths (tests/break_probes.sh links with them).
+probe-objs: $(PROBE_SIM_OBJS) $(BUILD)/tests/test_gpu_probes.o $(BUILD)/tests/test_main.o
+	@echo $^
 
 gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
 	@a=0; b=0; $(BUILD)/tests/tma_check || a=$$?; $(BUILD)/tests/tcgen05_check || b=$$?; \

@@ -12,8 +12,8 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=build/break_probes
 mkdir -p "$OUT"
-make -s --no-print-directory build/tests/test_gpu_probes.o build/tests/test_main.o build/tests/tcgen05_check.sim.o \
-  build/tests/probe_cases.o >/dev/null || { echo "FAIL: cannot build the probe tests"; exit 1; }
+read -r -a PROBE_OBJS <<<"$(make -s --no-print-directory probe-objs | tail -1)" || exit 1
+[ ${#PROBE_OBJS[@]} -gt 0 ] || { echo "FAIL: cannot build the probe tests"; exit 1; }
 read -r -a COMMON_OBJS <<<"$(make -s --no-print-directory common-objs)" || exit 1
 read -r -a LINK_LIBS <<<"$(make -s --no-print-directory link-libs)" || exit 1
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
@@ -41,8 +41,7 @@ EOF
   local objs=()
   for o in "${COMMON_OBJS[@]}"; do [ "$o" = "build/sim/$base.o" ] || objs+=("$o"); done
   if ! g++ -std=c++17 -O2 -w -I. -I"$CUDA_HOME/include" -c "$mod" -o "$obj" 2>"$OUT/$name.log" ||
-     ! g++ -o "$bin" build/tests/test_gpu_probes.o build/tests/test_main.o build/tests/tcgen05_check.sim.o \
-         build/tests/probe_cases.o "$obj" "${objs[@]}" "${LINK_LIBS[@]}" 2>>"$OUT/$name.log"; then
+     ! g++ -o "$bin" "${PROBE_OBJS[@]}" "$obj" "${objs[@]}" "${LINK_LIBS[@]}" 2>>"$OUT/$name.log"; then
     echo "FAIL  $name: does not build"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
   fi
   local out
@@ -56,8 +55,8 @@ EOF
 
 # Control: unchanged, the same link must pass (so a failure below is the change's doing).
 if [ -z "$filter" ]; then
-  if g++ -o "$OUT/control" build/tests/test_gpu_probes.o build/tests/test_main.o build/tests/tcgen05_check.sim.o \
-       build/tests/probe_cases.o "${COMMON_OBJS[@]}" "${LINK_LIBS[@]}" && "$OUT/control" -tc='gpu probes*' >/dev/null 2>&1; then
+  if g++ -o "$OUT/control" "${PROBE_OBJS[@]}" "${COMMON_OBJS[@]}" "${LINK_LIBS[@]}" &&
+     "$OUT/control" -tc='gpu probes*' >/dev/null 2>&1; then
     echo "ok    control: the unchanged emulator passes the probe tests"
   else
     echo "FAIL  control: the unchanged emulator does not pass the probe tests"; exit 1

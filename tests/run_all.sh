@@ -30,8 +30,10 @@ suite() {  # suite NAME COMMAND...
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/check_sass.sh
 suite "build separation" bash tests/check_symbols.sh
-suite "tcgen05 probes: sm_100a build, SASS, build separation" bash -c 'make --no-print-directory -s build/tests/tcgen05_check &&
-  bash tests/check_sass.sh tests/tcgen05_check && bash tests/check_symbols.sh tests/gpu/tcgen05_check.cu'
+suite "tcgen05 probes: sm_100a build, SASS, build separation, the program with the emulator as GPU" bash -c '
+  make --no-print-directory -s build/tests/tcgen05_check && bash tests/check_sass.sh tests/tcgen05_check &&
+  bash tests/check_symbols.sh tests/gpu/tcgen05_check.cu && csv=$(mktemp) &&
+  TCG_GPU_CHECK_CSV=$csv build/tests/tcgen05_check --emulator-as-gpu | tail -1 && [ "$(wc -l < "$csv")" -gt 50 ]; rc=$?; rm -f "$csv"; exit $rc'
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh

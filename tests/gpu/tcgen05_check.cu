@@ -14,7 +14,9 @@
 //    same checks: in range, aligned, disjoint between CTAs holding TMEM on one SM at one time.
 // The probes need compute capability 10.0 (sm_100a). On any other GPU the program says which
 // families it skipped and why, and exits 0. Exit: 0 every case it ran matched (experiments only
-// recorded), 1 a mismatch or an error, 3 no GPU at all. Rows go to results/gpu_check_<gpu>.csv.
+// recorded), 1 a mismatch or an error, 2 bad arguments, 3 no GPU at all. Rows go to
+// results/gpu_check_<gpu>.csv. `tcgen05_check --emulator-as-gpu` runs the whole program with the
+// emulator standing in for the GPU (a test of this program; tests/run_all.sh runs it).
 // `make test` runs the emulator side against the CPU expectation (tests/test_gpu_probes.cpp).
 #include <chrono>
 #include <cstdio>
@@ -366,15 +368,53 @@ std::string emulator_run(const probe::Case& c, std::vector<uint32_t>& out) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// The "GPU" side: the real one, or (--emulator-as-gpu, for testing this program without a GPU) the
+// emulator again, whose refusals then leave the poisoned dump.
+struct GpuSide {
+  bool (*mma)(const probe::Case&, std::vector<uint32_t>&);
+  bool (*pair)(const probe::PairCase&, std::vector<uint32_t>&);
+  bool (*alloc)(uint32_t, uint32_t, uint32_t, std::vector<probe::AllocRecord>&);
+};
+const GpuSide kRealGpu{gpu::run_mma_case, gpu::run_pair_case, gpu::run_alloc};
+const GpuSide kEmulatorAsGpu{
+    [](const probe::Case& c, std::vector<uint32_t>& out) {
+      try {
+        sim::run_mma_case(c, out);
+      } catch (const std::exception&) {
+      }
+      return true;
+    },
+    [](const probe::PairCase& p, std::vector<uint32_t>& out) {
+      sim::run_pair_case(p, out);
+      return true;
+    },
+    [](uint32_t ctas, uint32_t ncols, uint32_t hold, std::vector<probe::AllocRecord>& recs) {
+      sim::run_alloc(ctas, ncols, hold, recs);
+      return true;
+    }};
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool stand_in = argc == 2 && std::string(argv[1]) == "--emulator-as-gpu";
+  if (argc > 1 && !stand_in) {
+    std::fprintf(stderr, "usage: tcgen05_check [--emulator-as-gpu]\n");
+    return 2;
+  }
   int devices = 0;
   cudaDeviceProp prop{};
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 || cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+  if (stand_in) {  // test this program itself: the emulator plays a 2-SM cc 10.0 GPU
+    std::snprintf(prop.name, sizeof prop.name, "emulator as GPU");
+    prop.major = 10;
+    prop.minor = 0;
+    prop.multiProcessorCount = 2;
+  } else if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 ||
+             cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
     std::printf("tcgen05_check: no CUDA GPU found\n");
     return 3;
   }
+  const GpuSide& gpu_side = stand_in ? kEmulatorAsGpu : kRealGpu;
+  const uint32_t hold_iters = stand_in ? 20 : 2000;
   probe::Report report(prop);
   std::printf("tcgen05_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
   if (!(prop.major == 10 && prop.minor == 0)) {
@@ -390,13 +430,14 @@ int main() {
 
   int failed = 0, matched = 0, findings = 0;
   try {
-    for (const probe::Case& c : probe::mma_cases()) {
+    // One single-CTA case; false when the GPU hung (the context is unusable: stop).
+    auto run_case = [&](const probe::Case& c) {
       std::vector<uint32_t> gpu_out, emu_out;
-      if (!gpu::run_mma_case(c, gpu_out)) {
+      if (!gpu_side.mma(c, gpu_out)) {
         std::printf("FAIL  %s | %s: the GPU did not finish within 10 s\n", c.instruction.c_str(), c.config.c_str());
         report.add(c.family, c.instruction, c.config, "error", "GPU launch did not finish within 10 s");
         ++failed;
-        break;  // the context is unusable
+        return false;
       }
       const std::string emu_error = emulator_run(c, emu_out);
       if (c.expect == probe::Expect::kExperiment) {
@@ -407,14 +448,14 @@ int main() {
                     emu.c_str());
         report.add(c.family, c.instruction, c.config, "finding", "GPU: " + hw + "; " + emu);
         ++findings;
-        continue;
+        return true;
       }
       if (!emu_error.empty()) {
         std::printf("FAIL  %s | %s: the emulator refused it: %s\n", c.instruction.c_str(), c.config.c_str(),
                     first_line(emu_error).c_str());
         report.add(c.family, c.instruction, c.config, "MISMATCH", "emulator error: " + first_line(emu_error));
         ++failed;
-        continue;
+        return true;
       }
       const probe::Comparison r = probe::compare(c, gpu_out, emu_out);
       const probe::Comparison vs_cpu = probe::compare(c, gpu_out, c.want);
@@ -432,13 +473,21 @@ int main() {
       std::printf("%-5s %s | %s\n      %s\n", result == "MISMATCH" ? "FAIL" : "ok", c.instruction.c_str(),
                   c.config.c_str(), detail.c_str());
       report.add(c.family, c.instruction, c.config, result, detail);
-    }
+      return true;
+    };
+    // The experiments run last: what the ISA forbids might also fault and end the context.
+    const std::vector<probe::Case> cases = probe::mma_cases();
+    bool alive = true;
+    for (const probe::Case& c : cases)
+      if (alive && c.expect != probe::Expect::kExperiment) alive = run_case(c);
     for (const probe::PairCase& p : probe::pair_cases()) {
+      if (!alive) break;
       const probe::Case& c = p.c;
       std::vector<uint32_t> gpu_out, emu_out;
-      if (!gpu::run_pair_case(p, gpu_out)) {
+      if (!gpu_side.pair(p, gpu_out)) {
         report.add(c.family, c.instruction, c.config, "error", "GPU launch did not finish within 10 s");
         ++failed;
+        alive = false;
         break;
       }
       std::string emu_error;
@@ -458,13 +507,15 @@ int main() {
       ok ? ++matched : ++failed;
     }
     for (uint32_t ncols : {32u, 128u, 512u}) {
+      if (!alive) break;
       const uint32_t ctas = uint32_t(prop.multiProcessorCount) * 4;
       std::vector<probe::AllocRecord> g, e;
-      const std::string cfg = std::to_string(ctas) + " CTAs (4 per SM), " + std::to_string(ncols) + " columns each";
+      const std::string cfg = std::to_string(ctas) + " CTAs (4 x the SM count), " + std::to_string(ncols) + " columns each";
       const char* instr = "tcgen05.alloc/relinquish_alloc_permit/dealloc.cta_group::1";
-      if (!gpu::run_alloc(ctas, ncols, 2000, g)) {
+      if (!gpu_side.alloc(ctas, ncols, hold_iters, g)) {
         report.add("tcgen05.alloc", instr, cfg, "error", "GPU launch did not finish within 10 s");
         ++failed;
+        alive = false;
         break;
       }
       std::string emu_error;
@@ -480,6 +531,8 @@ int main() {
       report.add("tcgen05.alloc", instr, cfg, ok ? "identical" : "MISMATCH", detail);
       ok ? ++matched : ++failed;
     }
+    for (const probe::Case& c : cases)
+      if (alive && c.expect == probe::Expect::kExperiment) alive = run_case(c);
   } catch (const std::exception& e) {
     std::printf("FAIL  %s\n", e.what());
     report.add("tcgen05", "", "", "error", first_line(e.what()));

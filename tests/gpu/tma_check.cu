@@ -13,7 +13,8 @@
 //
 // Needs a GPU with TMA (compute capability >= 9.0: H100/H200 are enough, the TMA modes used here
 // are the same on Blackwell). Not part of `make test` (CI has no GPU): run `make gpu-check`.
-// Exit: 0 all identical, 1 a mismatch, 3 no suitable GPU.
+// Exit: 0 all identical, 1 a mismatch, 3 no suitable GPU. Rows go to results/gpu_check_<gpu>.csv
+// (probe_report.h), next to the tcgen05 probes' (tcgen05_check.cu).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -3,7 +3,8 @@
 # (nvcc for sm_100a / sm_80+, and g++ for the emulator):
 #   1. no register spills in any kernel (ptxas report), the SASS of every kernel has no local
 #      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
-#      GPU and emulator builds of a kernel share no linker symbols
+#      GPU and emulator builds of a kernel share no linker symbols; the harness's files call
+#      each other in one direction only (tests/check_layers.py)
 #      (the tcgen05 hardware probes of `make gpu-check` too: their sm_100a build and SASS)
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, the timing model's
 #      durations against hand-computed values, harness)
@@ -34,6 +35,7 @@ suite "tcgen05 probes: sm_100a build, SASS, build separation, the program with t
   make --no-print-directory -s build/tests/tcgen05_check && bash tests/check_sass.sh tests/tcgen05_check &&
   bash tests/check_symbols.sh tests/gpu/tcgen05_check.cu && csv=$(mktemp) &&
   TCG_GPU_CHECK_CSV=$csv build/tests/tcgen05_check --emulator-as-gpu | tail -1 && [ "$(wc -l < "$csv")" -gt 50 ]; rc=$?; rm -f "$csv"; exit $rc'
+suite "harness layers" python3 tests/check_layers.py
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh

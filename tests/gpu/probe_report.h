@@ -11,8 +11,8 @@
 #include <ctime>
 #include <string>
 
-#include "../../common/harness_gpu.h"
-#include "../../common/harness_internal.h"
+#include "../../common/harness/gpu.h"
+#include "../../common/harness/internal.h"
 
 #ifndef TCG_GIT_REV  // the Makefile passes the revision (git rev-parse, "-dirty" if modified)
 #define TCG_GIT_REV "unknown"

@@ -35,6 +35,7 @@ COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard com
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
 .PHONY: all test deps clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
+.PHONY: probe-objs
 .PHONY: bench predict plots readme
 all: $(STEPS)
 
@@ -100,6 +101,9 @@ check-spills: $(STEPS)
 CUTLASS_INCLUDE ?= $(shell python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))" 2>/dev/null)
 TEST_SRCS := $(sort $(wildcard tests/test_*.cpp))
 TEST_OBJS := $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_SRCS))
+# The tcgen05 hardware probes' emulator side and CPU expectations (tests/gpu/), also in unit_tests.
+PROBE_CASE_OBJS := $(patsubst tests/gpu/%.cpp,$(BUILD)/tests/%.o,$(sort $(wildcard tests/gpu/probe_*.cpp)))
+PROBE_SIM_OBJS := $(BUILD)/tests/tcgen05_check.sim.o $(PROBE_CASE_OBJS)
 
 $(BUILD)/tests/test_cutlass.o: tests/test_cutlass.cpp | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -w $(if $(CUTLASS_INCLUDE),-I$(CUTLASS_INCLUDE) -I$(CUDA_HOME)/include/cccl,-DTCG_NO_CUTLASS) \
@@ -108,7 +112,7 @@ $(BUILD)/tests/test_cutlass.o: tests/test_cutlass.cpp | $(BUILD)/tests
 $(BUILD)/tests/%.o: tests/%.cpp | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/unit_tests: $(TEST_OBJS) $(COMMON_OBJS)
+$(BUILD)/tests/unit_tests: $(TEST_OBJS) $(PROBE_SIM_OBJS) $(COMMON_OBJS)
 	$(CXX) -o $@ $^ $(LDLIBS)
 
 unit-tests: $(BUILD)/tests/unit_tests
@@ -137,8 +141,28 @@ $(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
-gpu-check: $(BUILD)/tests/tma_check
-	$(BUILD)/tests/tma_check
+# The tcgen05 probes (tests/gpu/tcgen05_check.cu, cases in probe_*.cpp): sm_100a only; on
+# another GPU the program reports the families it skipped. Both programs append their rows to
+# results/gpu_check_<gpu>.csv. Exit 1 if either found a mismatch, 3 if neither found a GPU.
+PROBE_ARCH ?= -gencode arch=compute_100a,code=sm_100a
+$(BUILD)/tests/probe_%.o: tests/gpu/probe_%.cpp | $(BUILD)/tests
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/tests/tcgen05_check.sim.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -MMD -MP -MF $(BUILD)/tests/tcgen05_check.sim.d -c $< -o $@
+$(BUILD)/tests/tcgen05_check.gpu.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(PROBE_ARCH) -MMD -MP -MF $(BUILD)/tests/tcgen05_check.gpu.d -c $< -o $@ \
+	  2> $(BUILD)/tests/tcgen05_check.ptxas.log || { cat $(BUILD)/tests/tcgen05_check.ptxas.log; exit 1; }
+$(BUILD)/tests/tcgen05_check: $(BUILD)/tests/tcgen05_check.gpu.o $(PROBE_SIM_OBJS) $(COMMON_OBJS)
+	$(CXX) -o $@ $^ $(LDLIBS)
+
+# Builds the probe tests' objects and prints their paths (tests/break_probes.sh links with them).
+probe-objs: $(PROBE_SIM_OBJS) $(BUILD)/tests/test_gpu_probes.o $(BUILD)/tests/test_main.o
+	@echo $^
+
+gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
+	@a=0; b=0; $(BUILD)/tests/tma_check || a=$$?; $(BUILD)/tests/tcgen05_check || b=$$?; \
+	  if [ $$a = 1 ] || [ $$b = 1 ]; then exit 1; elif [ $$a = 3 ] && [ $$b = 3 ]; then exit 3; \
+	  elif [ $$a != 0 ] && [ $$a != 3 ]; then exit $$a; elif [ $$b != 0 ] && [ $$b != 3 ]; then exit $$b; fi
 
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv

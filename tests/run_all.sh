@@ -5,6 +5,7 @@
 #      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
 #      GPU and emulator builds of a kernel share no linker symbols; the harness's files call
 #      each other in one direction only (tests/check_layers.py)
+#      (the tcgen05 hardware probes of `make gpu-check` too: their sm_100a build and SASS)
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, the timing model's
 #      durations against hand-computed values, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
@@ -13,7 +14,8 @@
 #      for steps 01-07 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
 #      `--trace` file passes tests/check_trace.py, an unwritable --trace path exits 2 with a
 #      one-line error
-#   5. the "Break it" experiments: each deliberate bug must be caught by the emulator
+#   5. the "Break it" experiments: each deliberate bug must be caught by the emulator; and
+#      deliberately broken copies of the emulator, each of which the tcgen05 probes must notice
 #   6. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
 #      `make plots` into a temporary directory, timeline.py on a hand-written trace)
 # Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
@@ -29,11 +31,16 @@ suite() {  # suite NAME COMMAND...
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/check_sass.sh
 suite "build separation" bash tests/check_symbols.sh
+suite "tcgen05 probes: sm_100a build, SASS, build separation, the program with the emulator as GPU" bash -c '
+  make --no-print-directory -s build/tests/tcgen05_check && bash tests/check_sass.sh tests/tcgen05_check &&
+  bash tests/check_symbols.sh tests/gpu/tcgen05_check.cu && csv=$(mktemp) &&
+  TCG_GPU_CHECK_CSV=$csv build/tests/tcgen05_check --emulator-as-gpu | tail -1 && [ "$(wc -l < "$csv")" -gt 50 ]; rc=$?; rm -f "$csv"; exit $rc'
 suite "harness layers" python3 tests/check_layers.py
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh
 suite "break it" bash tests/break_it.sh
+suite "break the emulator: the tcgen05 probes notice" bash tests/break_probes.sh
 suite "plots" bash plots/check_plots.sh
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -20,7 +20,8 @@
 //
 // Needs a GPU with TMA (compute capability >= 9.0: H100/H200 are enough, the TMA modes used here
 // are the same on Blackwell). Not part of `make test` (CI has no GPU): run `make gpu-check`.
-// Exit: 0 all identical, 1 a mismatch, 3 no suitable GPU.
+// Exit: 0 all identical, 1 a mismatch, 3 no suitable GPU. Rows go to results/gpu_check_<gpu>.csv
+// (probe_report.h), next to the tcgen05 probes' (tcgen05_check.cu).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -104,6 +105,8 @@ void probe(const TiledMap& t, const int (&coords)[3], uint8_t* out) {
 }  // namespace TCG_BUILD_NS
 
 #if !defined(TCG_SIM)
+#include "probe_report.h"  // results/gpu_check_<gpu>.csv
+
 namespace sim {
 void probe(const tcg::TiledMap& t, const int (&coords)[3], uint8_t* out);
 void probe_store(const tcg::TiledMap& t, int c0, int c1, const uint16_t* image);
@@ -245,6 +248,8 @@ int main() {
     return 3;
   }
   std::printf("tma_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
+  probe::Report report(prop);
+  const char* kTma = "cp.async.bulk.tensor.{2,3}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 
   const int M = 200, K = 776;  // partial tiles in rows and in K
   using S = tcg::TmaSwizzle;
@@ -299,6 +304,8 @@ int main() {
       ++failed;
       std::printf("FAIL  %-55s expect_tx(%u) phase completed: GPU %s, emulator %s%s\n", c.name.c_str(), bytes,
                   gpu_done ? "yes" : "NO", emu_done ? "yes" : "NO", emu_error.empty() ? "" : (" (" + emu_error + ")").c_str());
+      report.add("TMA load", kTma, c.name, "MISMATCH", std::string("phase completed: GPU ") + (gpu_done ? "yes" : "no") +
+                 ", emulator " + (emu_done ? "yes" : "no") + (emu_error.empty() ? "" : "; " + emu_error));
       continue;
     }
     size_t first = bytes, diff = 0, zeros = 0;
@@ -312,10 +319,15 @@ int main() {
     if (diff == 0) {
       std::printf("ok    %-55s %6u bytes identical, phase completed on both (%zu zero bytes: out-of-bounds fill, or data)\n",
                   c.name.c_str(), bytes, zeros);
+      report.add("TMA load", kTma, c.name, "identical", std::to_string(bytes) + " bytes identical, expect_tx phase completed");
     } else {
       ++failed;
       std::printf("FAIL  %-55s %zu of %u bytes differ; first at byte %zu: GPU 0x%02x, emulator 0x%02x\n", c.name.c_str(),
                   diff, bytes, first, gpu[first], emu[first]);
+      char detail[160];
+      std::snprintf(detail, sizeof detail, "%zu of %u bytes differ; first at byte %zu: GPU 0x%02x, emulator 0x%02x", diff,
+                    bytes, first, gpu[first], emu[first]);
+      report.add("TMA load", kTma, c.name, "MISMATCH", detail);
     }
   }
   CUDA_CHECK(cudaFree(dev_matrix));
@@ -323,6 +335,6 @@ int main() {
   std::printf("tma_check: loads: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
   failed += check_stores();
   std::printf("tma_check: %s\n", failed ? "FAILED" : "all identical");
-  return failed ? 1 : 0;
+  return failed || !report.write() ? 1 : 0;
 }
 #endif

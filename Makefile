@@ -76,11 +76,11 @@ $(foreach s,$(STEP_SRCS),$(eval $(call STEP_RULES,$(call step_name,$(s)),$(s))))
 list-steps:
 	@echo $(STEPS)
 
-# Builds the shared objects and prints their paths (tests/break_it.sh links against them).
+# Builds the shared objects and prints their paths (tests/steps/break_it.sh links against them).
 common-objs: $(COMMON_OBJS)
 	@echo $(COMMON_OBJS)
 
-# The libraries every binary links (tests/break_it.sh links its modified steps with them).
+# The libraries every binary links (tests/steps/break_it.sh links its modified steps with them).
 link-libs:
 	@echo $(LDLIBS)
 
@@ -98,14 +98,17 @@ check-spills: $(STEPS)
 # ------------------------------------------------------------------ tests
 # CUTLASS headers for the encoder cross-check (pip install nvidia-cutlass==4.2.0.0).
 CUTLASS_INCLUDE ?= $(shell python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))" 2>/dev/null)
-TEST_SRCS := $(sort $(wildcard tests/test_*.cpp))
+# Every tests/<concern>/test_*.cpp (tests/README.md: unit/, emulator/) links into one doctest binary.
+TEST_SRCS := $(sort $(wildcard tests/*/test_*.cpp)) tests/test_main.cpp
 TEST_OBJS := $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_SRCS))
 
-$(BUILD)/tests/test_cutlass.o: tests/test_cutlass.cpp | $(BUILD)/tests
+$(BUILD)/tests/unit/test_cutlass.o: tests/unit/test_cutlass.cpp
+	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -w $(if $(CUTLASS_INCLUDE),-I$(CUTLASS_INCLUDE) -I$(CUDA_HOME)/include/cccl,-DTCG_NO_CUTLASS) \
 	  -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/%.o: tests/%.cpp | $(BUILD)/tests
+$(BUILD)/tests/%.o: tests/%.cpp
+	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/unit_tests: $(TEST_OBJS) $(COMMON_OBJS)
@@ -115,10 +118,10 @@ unit-tests: $(BUILD)/tests/unit_tests
 	$(BUILD)/tests/unit_tests
 
 emulator-tests: $(STEPS)
-	bash tests/run_steps.sh $(STEPS)
+	bash tests/steps/run_steps.sh $(STEPS)
 
 break-it-tests: $(COMMON_OBJS)
-	bash tests/break_it.sh
+	bash tests/steps/break_it.sh
 
 # `make test` first installs what the tests need and the machine lacks (tests/install_deps.sh:
 # doctest, the CUTLASS headers, cuobjdump/nvdisasm, matplotlib), or says in one line why it cannot.
@@ -164,4 +167,4 @@ readme:
 clean:
 	rm -rf $(BUILD) $(STEPS)
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/tests/*/*.d)

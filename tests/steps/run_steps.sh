@@ -15,7 +15,7 @@
 # tiles; integer inputs bitwise, random inputs under seeds 1, 2, 3 (and 5).
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PAIR_STEPS=" step05 step06 "   # add later 2-SM steps here
 PERSISTENT_STEPS=" step06 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
 NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 using namespace tcg_test;  // SimOptions, sim_error, contains, hex

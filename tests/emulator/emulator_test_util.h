@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 
 namespace tcg_test {
 

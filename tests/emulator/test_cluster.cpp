@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 using namespace tcg_test;

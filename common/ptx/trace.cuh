@@ -186,7 +186,7 @@ class TraceSpan {
 
 #if !defined(TCG_SIM)
 // In the untraced GPU kernel a span is an empty object with a trivial destructor, so that the
-// kernel compiles exactly as it did before it had annotations (tests/check_sass.sh).
+// kernel compiles exactly as it did before it had annotations (tests/checks/check_sass.sh).
 template <>
 class TraceSpan<false> {
  public:

@@ -111,7 +111,10 @@ $(BUILD)/tests/%.o: tests/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -c $< -o $@
 
+# A test_*.cpp left at the top of tests/ would not be built: refuse rather than drop it silently.
+STRAY_TESTS := $(filter-out tests/test_main.cpp,$(wildcard tests/test_*.cpp))
 $(BUILD)/tests/unit_tests: $(TEST_OBJS) $(COMMON_OBJS)
+	@[ -z "$(STRAY_TESTS)" ] || { echo "tests/: $(STRAY_TESTS): move into tests/<concern>/ (tests/README.md says which)"; exit 2; }
 	$(CXX) -o $@ $^ $(LDLIBS)
 
 unit-tests: $(BUILD)/tests/unit_tests

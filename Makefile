@@ -77,11 +77,11 @@ $(foreach s,$(STEP_SRCS),$(eval $(call STEP_RULES,$(call step_name,$(s)),$(s))))
 list-steps:
 	@echo $(STEPS)
 
-# Builds the shared objects and prints their paths (tests/break_it.sh links against them).
+# Builds the shared objects and prints their paths (tests/steps/break_it.sh links against them).
 common-objs: $(COMMON_OBJS)
 	@echo $(COMMON_OBJS)
 
-# The libraries every binary links (tests/break_it.sh links its modified steps with them).
+# The libraries every binary links (tests/steps/break_it.sh links its modified steps with them).
 link-libs:
 	@echo $(LDLIBS)
 
@@ -99,30 +99,36 @@ check-spills: $(STEPS)
 # ------------------------------------------------------------------ tests
 # CUTLASS headers for the encoder cross-check (pip install nvidia-cutlass==4.2.0.0).
 CUTLASS_INCLUDE ?= $(shell python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))" 2>/dev/null)
-TEST_SRCS := $(sort $(wildcard tests/test_*.cpp))
+# Every tests/<concern>/test_*.cpp (tests/README.md: unit/, emulator/) links into one doctest binary.
+TEST_SRCS := $(sort $(wildcard tests/*/test_*.cpp)) tests/test_main.cpp
 TEST_OBJS := $(patsubst tests/%.cpp,$(BUILD)/tests/%.o,$(TEST_SRCS))
 # The tcgen05 hardware probes' emulator side and CPU expectations (tests/gpu/), also in unit_tests.
 PROBE_CASE_OBJS := $(patsubst tests/gpu/%.cpp,$(BUILD)/tests/%.o,$(sort $(wildcard tests/gpu/probe_*.cpp)))
 PROBE_SIM_OBJS := $(BUILD)/tests/tcgen05_check.sim.o $(PROBE_CASE_OBJS)
 
-$(BUILD)/tests/test_cutlass.o: tests/test_cutlass.cpp | $(BUILD)/tests
+$(BUILD)/tests/unit/test_cutlass.o: tests/unit/test_cutlass.cpp
+	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -w $(if $(CUTLASS_INCLUDE),-I$(CUTLASS_INCLUDE) -I$(CUDA_HOME)/include/cccl,-DTCG_NO_CUTLASS) \
 	  -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/%.o: tests/%.cpp | $(BUILD)/tests
+$(BUILD)/tests/%.o: tests/%.cpp
+	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -c $< -o $@
 
+# A test_*.cpp left at the top of tests/ would not be built: refuse rather than drop it silently.
+STRAY_TESTS := $(filter-out tests/test_main.cpp,$(wildcard tests/test_*.cpp))
 $(BUILD)/tests/unit_tests: $(TEST_OBJS) $(PROBE_SIM_OBJS) $(COMMON_OBJS)
+	@[ -z "$(STRAY_TESTS)" ] || { echo "tests/: $(STRAY_TESTS): move into tests/<concern>/ (tests/README.md says which)"; exit 2; }
 	$(CXX) -o $@ $^ $(LDLIBS)
 
 unit-tests: $(BUILD)/tests/unit_tests
 	$(BUILD)/tests/unit_tests
 
 emulator-tests: $(STEPS)
-	bash tests/run_steps.sh $(STEPS)
+	bash tests/steps/run_steps.sh $(STEPS)
 
 break-it-tests: $(COMMON_OBJS)
-	bash tests/break_it.sh
+	bash tests/steps/break_it.sh
 
 # `make test` first installs what the tests need and the machine lacks (tests/install_deps.sh:
 # doctest, the CUTLASS headers, cuobjdump/nvdisasm, matplotlib), or says in one line why it cannot.
@@ -155,8 +161,8 @@ $(BUILD)/tests/tcgen05_check.gpu.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests
 $(BUILD)/tests/tcgen05_check: $(BUILD)/tests/tcgen05_check.gpu.o $(PROBE_SIM_OBJS) $(COMMON_OBJS)
 	$(CXX) -o $@ $^ $(LDLIBS)
 
-# Builds the probe tests' objects and prints their paths (tests/break_probes.sh links with them).
-probe-objs: $(PROBE_SIM_OBJS) $(BUILD)/tests/test_gpu_probes.o $(BUILD)/tests/test_main.o
+# Builds the probe tests' objects and prints their paths (tests/gpu/break_probes.sh links with them).
+probe-objs: $(PROBE_SIM_OBJS) $(BUILD)/tests/gpu/test_gpu_probes.o $(BUILD)/tests/test_main.o
 	@echo $^
 
 gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
@@ -188,4 +194,4 @@ readme:
 clean:
 	rm -rf $(BUILD) $(STEPS)
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d $(BUILD)/tests/*/*.d)

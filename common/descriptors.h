@@ -8,7 +8,7 @@
 // Sources: PTX ISA 9.0 §9.7.16.4.1 (shared-memory descriptor, Table 40), §9.7.16.4.2 (instruction
 // descriptor, Table 42/44), §9.7.16.1.1 (TMEM addressing), §5.5.7 (TMA swizzle modes). Where the
 // ISA text and CUTLASS's cute/arch/mma_sm100_desc.hpp agree (they do for every field used here),
-// tests/test_cutlass.cpp checks our encoders bit for bit against CUTLASS's.
+// tests/unit/test_cutlass.cpp checks our encoders bit for bit against CUTLASS's.
 #pragma once
 #include <cstdint>
 

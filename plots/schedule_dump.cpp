@@ -25,7 +25,7 @@ struct Example {
   int m, n, num_sms;
 };
 
-// 1) the B200 case of the published figures; 2) a problem of tests/run_steps.sh with uneven tile
+// 1) the B200 case of the published figures; 2) a problem of tests/steps/run_steps.sh with uneven tile
 // counts and partial tiles; 3) a second band that is shorter than BAND_PAIR_ROWS.
 constexpr Example kExamples[] = {
     {"b200_4096", 4096, 4096, 148},

@@ -4,15 +4,15 @@
 #   1. no register spills in any kernel (ptxas report), the SASS of every kernel has no local
 #      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
 #      GPU and emulator builds of a kernel share no linker symbols; the harness's files call
-#      each other in one direction only (tests/check_layers.py)
+#      each other in one direction only (tests/checks/check_layers.py)
 #      (the tcgen05 hardware probes of `make gpu-check` too: their sm_100a build and SASS)
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, the timing model's
 #      durations against hand-computed values, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
 #      under three scheduler seeds
-#   4. the B200 timing model and traces through the binaries (tests/run_predict.sh): `--predict`
+#   4. the B200 timing model and traces through the binaries (tests/steps/run_predict.sh): `--predict`
 #      for steps 01-07 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
-#      `--trace` file passes tests/check_trace.py, an unwritable --trace path exits 2 with a
+#      `--trace` file passes tests/checks/check_trace.py, an unwritable --trace path exits 2 with a
 #      one-line error
 #   5. the "Break it" experiments: each deliberate bug must be caught by the emulator; and
 #      deliberately broken copies of the emulator, each of which the tcgen05 probes must notice
@@ -29,18 +29,18 @@ suite() {  # suite NAME COMMAND...
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "==== $name FAILED"; fi
 }
 suite "register spills" make --no-print-directory check-spills
-suite "SASS contents" bash tests/check_sass.sh
-suite "build separation" bash tests/check_symbols.sh
+suite "SASS contents" bash tests/checks/check_sass.sh
+suite "build separation" bash tests/checks/check_symbols.sh
 suite "tcgen05 probes: sm_100a build, SASS, build separation, the program with the emulator as GPU" bash -c '
-  make --no-print-directory -s build/tests/tcgen05_check && bash tests/check_sass.sh tests/tcgen05_check &&
-  bash tests/check_symbols.sh tests/gpu/tcgen05_check.cu && csv=$(mktemp) &&
+  make --no-print-directory -s build/tests/tcgen05_check && bash tests/checks/check_sass.sh tests/tcgen05_check &&
+  bash tests/checks/check_symbols.sh tests/gpu/tcgen05_check.cu && csv=$(mktemp) &&
   TCG_GPU_CHECK_CSV=$csv build/tests/tcgen05_check --emulator-as-gpu | tail -1 && [ "$(wc -l < "$csv")" -gt 50 ]; rc=$?; rm -f "$csv"; exit $rc'
-suite "harness layers" python3 tests/check_layers.py
+suite "harness layers" python3 tests/checks/check_layers.py
 suite "unit tests (doctest)" make --no-print-directory unit-tests
-suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
-suite "timing model and traces" bash tests/run_predict.sh
-suite "break it" bash tests/break_it.sh
-suite "break the emulator: the tcgen05 probes notice" bash tests/break_probes.sh
+suite "steps in the emulator" bash tests/steps/run_steps.sh $(make --no-print-directory -s list-steps)
+suite "timing model and traces" bash tests/steps/run_predict.sh
+suite "break it" bash tests/steps/break_it.sh
+suite "break the emulator: the tcgen05 probes notice" bash tests/gpu/break_probes.sh
 suite "plots" bash plots/check_plots.sh
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -3,7 +3,7 @@
 // gpu_nvfp4.cpp (NVFP4 steps against cuBLASLt) and traces.cpp (the traced launches).
 // RAII owners of device memory, events and streams, the checked launch, the timing loop. Host
 // code only (g++); nothing here is unit-tested on its own (no GPU in CI) except
-// first_bitwise_difference (tests/test_trace_gpu.cpp).
+// first_bitwise_difference (tests/unit/test_trace_gpu.cpp).
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

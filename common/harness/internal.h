@@ -1,5 +1,5 @@
 // internal.h — the pure, host-only pieces of the harness, exposed so that
-// tests/test_harness.cpp can call them directly. Nothing here touches a GPU or the emulator.
+// tests/unit/test_harness.cpp can call them directly. Nothing here touches a GPU or the emulator.
 // Each section names the file that implements it:
 //   cli.cpp        command line: flags, usage, shape checks, emulator defaults
 //   inputs.cpp     BF16: conversions, generated inputs, the CPU reference for BF16

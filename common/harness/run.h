@@ -1,7 +1,7 @@
 // run.h — what the two drivers of a step share: the GPU survey (gpu.cpp), the two runs
 // (emulator_run.cpp, gpu_run.cpp) that run_step.cpp picks between, and the report lines and CSV
 // row both print (output.cpp). Unlike internal.h, these pieces talk to CUDA or print; they are
-// not unit-tested on their own but through the step binaries (tests/run_steps.sh).
+// not unit-tested on their own but through the step binaries (tests/steps/run_steps.sh).
 #pragma once
 #include <string>
 #include <vector>

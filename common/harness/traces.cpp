@@ -6,7 +6,7 @@
 // and the records turned into tcg::trace spans (trace_from_records).
 //
 // trace_from_records, first_bitwise_difference and write_trace are host code, tested by
-// tests/test_trace_gpu.cpp; trace_on_gpu talks to CUDA (gpu.h).
+// tests/unit/test_trace_gpu.cpp; trace_on_gpu talks to CUDA (gpu.h).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

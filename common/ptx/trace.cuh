@@ -5,7 +5,7 @@
 // Zero cost when off. A kernel is a template on `bool kTrace`; its annotations are calls on a
 // PhaseTrace<kTrace>, whose bodies are `if constexpr (kTrace)`. The launch runs gemm_kernel<true>
 // only when GemmArgs::trace is enabled; gemm_kernel<false>, which every other launch runs, has
-// no trace code at all (tests/check_sass.sh and the ptxas report cover both instantiations).
+// no trace code at all (tests/checks/check_sass.sh and the ptxas report cover both instantiations).
 //
 // In the emulator build the same calls report every annotation to the emulator
 // (tcsim::trace_phase), from every lane that reaches them; the emulator keeps lane 0's, draws the
@@ -186,7 +186,7 @@ class TraceSpan {
 
 #if !defined(TCG_SIM)
 // In the untraced GPU kernel a span is an empty object with a trivial destructor, so that the
-// kernel compiles exactly as it did before it had annotations (tests/check_sass.sh).
+// kernel compiles exactly as it did before it had annotations (tests/checks/check_sass.sh).
 template <>
 class TraceSpan<false> {
  public:

@@ -1,6 +1,6 @@
 // probe_cases.h — the tcgen05 hardware probes' cases and their expected results, computed on the
 // CPU without the emulator (tests/gpu/tcgen05_check.cu runs them on a B200 and in the emulator;
-// tests/test_gpu_probes.cpp runs the emulator side against these expectations in `make test`).
+// tests/gpu/test_gpu_probes.cpp runs the emulator side against these expectations in `make test`).
 //
 // A case is a small program for one CTA of 128 threads (tests/gpu/tcgen05_check.cu, mma_probe):
 // a shared-memory image (operands and scale atoms, laid out here with our own placement code,

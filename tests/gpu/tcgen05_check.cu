@@ -17,7 +17,7 @@
 // recorded), 1 a mismatch or an error, 2 bad arguments, 3 no GPU at all. Rows go to
 // results/gpu_check_<gpu>.csv. `tcgen05_check --emulator-as-gpu` runs the whole program with the
 // emulator standing in for the GPU (a test of this program; tests/run_all.sh runs it).
-// `make test` runs the emulator side against the CPU expectation (tests/test_gpu_probes.cpp).
+// `make test` runs the emulator side against the CPU expectation (tests/gpu/test_gpu_probes.cpp).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -5,7 +5,7 @@
 #     multiple of 64, which 512 is) exits 0 within the time limit and prints exactly one line
 #     "predicted B200: X TFLOPS ..." with X > 0;
 #   * `./step04 --sim --m 384 --n 320 --k 448 --trace FILE` (partial tiles in M and N, a K tail)
-#     exits 0, says it wrote the file, and tests/check_trace.py accepts it;
+#     exits 0, says it wrote the file, and tests/checks/check_trace.py accepts it;
 #   * a --trace path that cannot be written (/nonexistent/dir/t.json) gives exit code 2 and a
 #     one-line error on stderr naming the file (the emulator's "running in the tcgen05 emulator"
 #     notice aside), and no "trace: wrote" line; the same for other bad use: --trace-ctas naming
@@ -14,7 +14,7 @@
 #   The traced run must also hold the phases the kernel annotates and the emulator's own spans.
 # Prints one line per check and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 LIMIT=${PREDICT_TIME_LIMIT:-30}   # seconds per run (each takes well under 1 s on 2 cores)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -64,8 +64,8 @@ else
     bad "$what: exit code $rc, expected 0" "$out"
   elif ! grep -q "^trace: *wrote $trace" <<<"$out" || [ ! -s "$trace" ]; then
     bad "$what: no 'trace: wrote $trace' line or no file" "$out"
-  elif ! check=$(timeout "$LIMIT" python3 tests/check_trace.py --min-spans 100 "$trace" 2>&1); then
-    bad "$what: tests/check_trace.py rejects the trace" "$check"
+  elif ! check=$(timeout "$LIMIT" python3 tests/checks/check_trace.py --min-spans 100 "$trace" 2>&1); then
+    bad "$what: tests/checks/check_trace.py rejects the trace" "$check"
   elif missing=$(python3 - "$trace" <<'PY'
 import json, sys
 names = {e.get("name") for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"}

@@ -26,7 +26,7 @@
 # inputs bitwise, random inputs under seeds 1, 2, 3 (and 5, 8).
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PAIR_STEPS=" step05 step06 step08 step09 "   # add later 2-SM steps here
 PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
 TMA_STORE_STEPS=" step08 step09 "  # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)

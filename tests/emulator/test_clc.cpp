@@ -1,4 +1,4 @@
-// test_emulator_clc.cpp — cluster launch control in the emulator (common/sim/clc.cpp):
+// tests/emulator/test_clc.cpp — cluster launch control in the emulator (common/sim/clc.cpp):
 // clusterlaunchcontrol.try_cancel / query_cancel and the launch of clusters over time.
 //
 // Each kernel is hand-made with the ptx.cuh wrappers only. One thread per cluster runs the loop
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 using namespace tcg_test;

@@ -20,7 +20,7 @@
 # and the emulator would never know. cuobjdump/nvdisasm come from the CUDA toolkit or from the
 # PyPI packages nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (installed by tests/install_deps.sh, which `make test` runs).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 pybin=$(python3 -c "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13', 'bin'))" 2>/dev/null || true)
 export PATH="$PATH:$CUDA_HOME/bin:${pybin:-/nonexistent}"
@@ -57,7 +57,7 @@ for step in "$@"; do
   nlocal=$(grep -cE '^(LDL|STL)(\.|$)' <<<"$ops")
   [ "$nlocal" -eq 0 ] || problems+=("$nlocal local-memory instructions (LDL/STL)")
   spec=${expect[$step]:-}
-  [ -n "$spec" ] || problems+=("no expectations listed for this step in tests/check_sass.sh")
+  [ -n "$spec" ] || problems+=("no expectations listed for this step in tests/checks/check_sass.sh")
   summary=()
   for e in $spec; do
     neg=0; mult=1

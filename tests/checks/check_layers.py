@@ -5,7 +5,7 @@ Reads which tcg:: functions each object of common/harness/ (and common/trace.o) 
 uses (`nm -C`), and fails when a file calls one in its own layer or a layer above it. The layers,
 lowest first, are those of common/harness/README.md; a new file must be given its layer here.
 
-  python3 tests/check_layers.py [BUILD_DIR]     (default build; the objects must be built)
+  python3 tests/checks/check_layers.py [BUILD_DIR]     (default build; the objects must be built)
 """
 import os
 import re
@@ -44,7 +44,7 @@ def main(argv):
                           if f.endswith(".o"))
     missing = [o for o in harness_objs if o not in rank]
     if missing:
-        print("check_layers: FAIL: no layer for %s (add it to tests/check_layers.py and "
+        print("check_layers: FAIL: no layer for %s (add it to tests/checks/check_layers.py and "
               "common/harness/README.md)" % ", ".join(missing))
         return 1
     names = [n for n in rank if os.path.exists(os.path.join(build, n + ".o"))]
@@ -61,7 +61,8 @@ def main(argv):
                       (n, m, ", ".join(c.split("::")[-1] for c in calls[:4])))
                 bad = 1
     # The emulator sits below the harness: it may not include any of it.
-    sim_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common", "sim")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/checks/ -> root
+    sim_dir = os.path.join(root, "common", "sim")
     for f in sorted(os.listdir(sim_dir)):
         for i, line in enumerate(open(os.path.join(sim_dir, f), errors="replace"), start=1):
             if re.match(r'\s*#\s*include\s+"[^"]*harness', line):

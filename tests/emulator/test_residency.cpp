@@ -1,4 +1,4 @@
-// test_emulator_residency.cpp — CTAs sharing SMs in the emulator (common/sim/launch.cpp,
+// test_residency.cpp — CTAs sharing SMs in the emulator (common/sim/launch.cpp,
 // tmem.cpp): where CTAs become resident, and the TMEM allocator the CTAs of one SM share.
 //
 // Each test is a small real kernel written with the kernel_common.cuh wrappers only, launched in
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 namespace {

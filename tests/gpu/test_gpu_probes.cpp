@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "../common/sim/sim_api.h"
-#include "gpu/probe_cases.h"
-#include "gpu/probe_report.h"
+#include "../../common/sim/sim_api.h"
+#include "probe_cases.h"
+#include "probe_report.h"
 
 namespace sim {
 void run_mma_case(const probe::Case& c, std::vector<uint32_t>& out);

@@ -5,11 +5,11 @@
 # instruction is wrong. Each case below applies one small change to an emulator source (exact text
 # replacements that must match exactly once, so a stale case fails loudly), compiles that file
 # alone, links it with the other emulator objects, the probes' emulator side and the probe tests of
-# tests/test_gpu_probes.cpp, and asserts that those tests FAIL: the probes' CPU expectation
+# tests/gpu/test_gpu_probes.cpp, and asserts that those tests FAIL: the probes' CPU expectation
 # (tests/gpu/probe_cases.cpp) stands in for the hardware, which a B200 run replaces.
-# Usage: tests/break_probes.sh [CASE-NAME-SUBSTRING]
+# Usage: tests/gpu/break_probes.sh [CASE-NAME-SUBSTRING]
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=build/break_probes
 mkdir -p "$OUT"
 read -r -a PROBE_OBJS <<<"$(make -s --no-print-directory probe-objs | tail -1)" || exit 1

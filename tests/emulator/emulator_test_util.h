@@ -1,5 +1,5 @@
-// emulator_test_util.h — host helpers shared by the emulator's doctest files (test_emulator.cpp,
-// test_emulator_cluster.cpp): seed scoping, capturing a SimError, running a launch that could hang
+// emulator_test_util.h — host helpers shared by the emulator's doctest files (every test_*.cpp
+// of tests/emulator/): seed scoping, capturing a SimError, running a launch that could hang
 // in a forked child, exact small-integer BF16 operands, and the canonical K-major tile placements
 // the kernels write with ordinary stores.
 //
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 
 namespace tcg_test {
 

@@ -1,4 +1,4 @@
-// test_emulator_rules.cpp — rules the emulator enforces beyond data layout, each shown with a
+// test_rules.cpp — rules the emulator enforces beyond data layout, each shown with a
 // small real kernel that breaks it (and, where it makes sense, one that keeps it):
 //  * the arrivals of different tcgen05.commit operations are not ordered among themselves (only
 //    each after its own MMAs), so under some seed a later commit's arrival lands first;
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 namespace {

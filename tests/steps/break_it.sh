@@ -12,9 +12,9 @@
 # Each case runs with SHAPE below, or with the arguments in ARGS when the case sets it
 # (ARGS="--m ... --sim-sms N" case_ ...): a case that needs several tiles per CTA pair (step 06)
 # passes its own shape and emulated SM count.
-# Usage: tests/break_it.sh [CASE-NAME-SUBSTRING]
+# Usage: tests/steps/break_it.sh [CASE-NAME-SUBSTRING]
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 OUT=build/break_it
 mkdir -p "$OUT"

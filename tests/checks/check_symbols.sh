@@ -6,7 +6,7 @@
 # builds both halves at -O0 and compares their externally visible symbols with nm.
 # Default: every step.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 out=build/check_symbols
 mkdir -p "$out"

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 using namespace tcg_test;  // small_int_matrix, from_bf16
@@ -80,7 +80,7 @@ void expect_param(const std::string& name, double assumed, const std::string& un
   const double v = table_value(name);
   CHECK_MESSAGE(v == assumed, "timing-model parameter \"" << name << "\" is " << v << " " << unit
                                                           << " in common/sim/timing.cpp, but the hand-computed "
-                                                             "expectations of tests/test_timing_model.cpp assume "
+                                                             "expectations of tests/emulator/test_timing_model.cpp assume "
                                                           << assumed << " " << unit
                                                           << "; update those numbers together with the parameter");
 }

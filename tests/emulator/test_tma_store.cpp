@@ -1,4 +1,4 @@
-// test_emulator_tma_store.cpp — the TMA store (cp.async.bulk.tensor global <- shared), bulk
+// tests/emulator/test_tma_store.cpp — the TMA store (cp.async.bulk.tensor global <- shared), bulk
 // groups and the generic -> async proxy rule (common/sim/tma_store.cpp), with small kernels:
 //  * where every byte goes: the staging buffer is written with st.shared in the layout a TMA
 //    load of the same box would leave (swizzle none / 32B / 64B / 128B), the store must put
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/kernel_common.cuh"
+#include "../../common/kernel_common.cuh"
 #include "emulator_test_util.h"
 
 namespace {

@@ -258,6 +258,20 @@ case_ s07-epilogue-wrong-column $S7 wrong \
   'tmem_offset(tmem_accum, quarter * 32, col)' 'tmem_offset(tmem_accum, quarter * 32, col + 1)'
 case_ s07-expect-tx-without-scales $S7 wrong \
   'AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b' 'AB_STAGE_BYTES'
+# The two of issue 22. One set of TMEM scale columns for every stage: the tcgen05.cp of the next
+# k-tile overwrites scales an earlier MMA may still read (mma -> cp is not a pipelined pair, PTX ISA
+# §9.7.16.6.2), caught at the copy under every seed. A whole stage of scale atoms fetched for the
+# last k-tile too: with K = 1088 (17 k-steps) the bulk copy of the last row block reads 1.5 KiB past
+# the end of the scale array (a memcheck error on a GPU), caught at the copy.
+case_ s07-one-set-of-scale-columns $S7 "diag:TMEM hazard between asynchronous tcgen05 operations" \
+  'const uint32_t sf_cols = SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;' \
+  'const uint32_t sf_cols = SF_TMEM_BASE;  // "the scales are copied right before their MMAs"'
+ARGS="--m 256 --n 256 --k 1088 --inputs integer" case_ s07-scale-copy-whole-stage $S7 \
+  "diag:global memory access out of bounds" \
+  'const uint32_t sf_bytes_a = ksteps_of(kt) * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;' \
+  'const uint32_t sf_bytes_a = SFA_STAGE_BYTES;  // "always a whole stage of atoms"' \
+  'const uint32_t sf_bytes_b = ksteps_of(kt) * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;' \
+  'const uint32_t sf_bytes_b = SFB_STAGE_BYTES;'
 
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -61,6 +61,7 @@ constexpr uint32_t kBoxBytes = 2048, kBoxElems = kBoxBytes / 2;
 struct Boxes {
   std::vector<uint16_t> data = small_int_matrix(32, 64, 7);
   CUtensorMap map = map2d(data.data(), 32, 64, 16, false);
+  tcsim::GlobalAllocation reg{data.data(), data.size() * 2, "Boxes"};
   Boxes() {
     for (uint16_t& h : data) h = bf16(from_bf16(h) + 5);  // [-4, 4] -> [1, 9]: never 0xFFFF poison
   }
@@ -192,6 +193,7 @@ TEST_CASE("cluster: cta_group::2 MMA (M = 256 layout A, M = 128 layout B) bitwis
         }
     const CUtensorMap ma = map2d(a.data(), sh.m, kPairK, sh.m / 2, true);
     const CUtensorMap mb = map2d(b.data(), sh.n, kPairK, sh.n / 2, true);
+    const auto reg_a = registered(a, "A"), reg_b = registered(b, "B");
     for (bool tma : {false, true})
       for (uint64_t seed : kSeeds) {
         INFO("m " << sh.m << " n " << sh.n << " ctas " << sh.ctas << " tma " << tma << " seed " << seed);
@@ -651,7 +653,7 @@ __global__ void bug_kernel(const __grid_constant__ CUtensorMap map, int bug) {
 }
 
 std::string run_bug(uint64_t seed, int bug, int ctas = 2) {
-  static const Boxes boxes;
+  const Boxes boxes;
   return run_at(seed, bug_kernel, cluster_launch(uint32_t(ctas), 64, 8192), boxes.map, bug);
 }
 

@@ -76,12 +76,12 @@ using WaitQueue = std::vector<Fiber*>;
 
 // ---- ordering of asynchronous tcgen05 operations (tmem_hazards.cpp; PTX ISA §9.7.16.6)
 // What a thread knows about the tcgen05 operations of another "agent" (a thread that issues
-// mma / cp, or a warp that issues tcgen05.ld, named by its lane 0): how many of its async
-// operations were issued before a synchronisation this thread is ordered after (`issued`), how
-// many of its tcgen05.commit are known to have arrived (`committed`: every mma / cp issued
-// before that commit has completed), and how many of its tcgen05.wait::ld (`ld_waited`).
+// mma / cp, or a warp that issues tcgen05.ld, named by its lane 0): how many of its mma / cp
+// (`issued`) and tcgen05.ld (`ld_issued`) were issued before a synchronisation this thread is
+// ordered after, how many of its tcgen05.commit are known to have arrived (`committed`: every
+// mma / cp issued before that commit has completed), and how many tcgen05.wait::ld (`ld_waited`).
 struct TcKnown {
-  uint32_t agent = 0, issued = 0, committed = 0, ld_waited = 0;
+  uint32_t agent = 0, issued = 0, committed = 0, ld_issued = 0, ld_waited = 0;
 };
 // A sparse vector clock of TcKnown (sorted by agent). Synchronisations carry it: an mbarrier
 // arrive, a bar.sync / cluster barrier arrival or a commit's arrival joins the releasing thread's
@@ -205,7 +205,7 @@ struct Fiber {
   // of a warp) the warp's tcgen05.wait::ld count.
   uint32_t agent = 0;
   TcClock tc_clock;
-  uint32_t tc_issued = 0, tc_commits = 0, ld_waits = 0;
+  uint32_t tc_issued = 0, tc_commits = 0, lds_issued = 0, ld_waits = 0;
   // Logical time of the last completed synchronisation with the CTA (bar.sync, mbarrier wait)
   // and with the cluster (barrier.cluster.wait).
   uint64_t cta_sync_time = 0, cluster_sync_time = 0;

@@ -52,7 +52,7 @@ const TcKnown* TcClock::find(uint32_t agent) const {
 
 TcKnown& TcClock::at(uint32_t agent) {
   auto it = lower(e, agent);
-  if (it == e.end() || it->agent != agent) it = e.insert(it, TcKnown{agent, 0, 0, 0});
+  if (it == e.end() || it->agent != agent) it = e.insert(it, TcKnown{agent, 0, 0, 0, 0});
   return *it;
 }
 
@@ -75,6 +75,7 @@ void TcClock::join(const TcClock& o) {
       const TcKnown& b = o.e[j++];
       k.issued = std::max(k.issued, b.issued);
       k.committed = std::max(k.committed, b.committed);
+      k.ld_issued = std::max(k.ld_issued, b.ld_issued);
       k.ld_waited = std::max(k.ld_waited, b.ld_waited);
       r.push_back(k);
     }
@@ -86,6 +87,11 @@ const TcClock& tc_release_clock(Fiber& f) {
   if (f.tc_issued) {
     TcKnown& own = f.tc_clock.at(f.agent);
     own.issued = std::max(own.issued, f.tc_issued);
+  }
+  const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];  // the agent of its warp's loads
+  if (lane0.lds_issued) {
+    TcKnown& w = f.tc_clock.at(lane0.agent);
+    w.ld_issued = std::max(w.ld_issued, lane0.lds_issued);
   }
   return f.tc_clock;
 }
@@ -145,7 +151,7 @@ bool known_complete(const TcOp& x, const Fiber& u) {
 bool issue_ordered(const TcOp& x, const Fiber& u) {
   if (same_thread(x, u)) return true;
   const TcKnown* k = u.tc_clock.find(x.agent);
-  return x.kind != TcKind::kLd && k && k->issued >= x.seq;
+  return k && (x.kind == TcKind::kLd ? k->ld_issued : k->issued) >= x.seq;
 }
 
 // "lanes 0-15, 32-47" for a lane mask.
@@ -232,8 +238,9 @@ std::shared_ptr<TcOp> tc_issue(TcOp op, std::vector<std::pair<Cta*, TmemUse>> us
   op.warp = f0.warp;
   op.at = f0.at;
   if (op.kind == TcKind::kLd) {
-    const Fiber& lane0 = *f0.cta->fibers[size_t(f0.warp) * 32];
+    Fiber& lane0 = *f0.cta->fibers[size_t(f0.warp) * 32];
     op.agent = lane0.agent;
+    op.seq = ++lane0.lds_issued;
     op.need = lane0.ld_waits + 1;
   } else {
     op.agent = f0.agent;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../../common/kernel_common.cuh"
+#include "../../common/sim/sim_api.h"  // tcsim::GlobalAllocation (the host side registers its matrix)
 
 namespace TCG_BUILD_NS {
 
@@ -151,6 +152,9 @@ int main() {
   // Distinct BF16 bit patterns (never 0, so zero fill is visible), 16 extra rows of slack.
   std::vector<uint16_t> host(size_t(300 + 16) * K);
   for (size_t i = 0; i < host.size(); ++i) host[i] = uint16_t(0x3C00 + (i * 2654435761u >> 7) % 0x3000);
+  // The emulator checks the rows a box reads against the allocations registered with it (the
+  // harness does this for the steps' operands).
+  const tcsim::GlobalAllocation host_registered(host.data(), host.size() * 2, "matrix");
   uint16_t* dev_matrix = nullptr;
   uint8_t* dev_out = nullptr;
   CUDA_CHECK(cudaMalloc(&dev_matrix, host.size() * 2));

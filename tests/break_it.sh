@@ -214,6 +214,21 @@ ARGS=$S6_ARGS case_ s06-release-before-last-load $S6 wrong \
   '      tcgen05_fence_before_thread_sync();
       if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
       accum.advance' '      accum.advance'
+# The subtler form: released after the last tcgen05.ld is issued but before its tcgen05.wait::ld.
+# The fence does not wait for the load (ld -> mma is not a pipelined pair, PTX ISA §9.7.16.6.2;
+# the load must complete before the signal, §9.7.16.6.4.4): a TMEM hazard at the next MMA into
+# that accumulator, under every seed (before issue 22 no seed of 1-12 caught it).
+ARGS=$S6_ARGS case_ s06-release-before-last-wait-ld $S6 "diag:TMEM hazard between asynchronous tcgen05 operations" \
+  '        tmem_ld_32x32b_x16(tmem_offset(acc_tmem, 0, uint32_t(col)), r);
+' '        tmem_ld_32x32b_x16(tmem_offset(acc_tmem, 0, uint32_t(col)), r);
+        if (col == BLOCK_N - 16) {  // "the last load is issued: the accumulator can go"
+          tcgen05_fence_before_thread_sync();
+          if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+        }
+' \
+  '      tcgen05_fence_before_thread_sync();
+      if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+      accum.advance' '      accum.advance'
 ARGS=$S6_ARGS case_ s06-mma-ignores-tmem-empty $S6 wrong \
   '        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
         tcgen05_fence_after_thread_sync();

@@ -16,7 +16,9 @@
 //    destination's pair whose parity matches the barrier operand's CTA.
 // Checked: tensor-map origin and rank, destination alignment (128 B; 8 x the swizzle span for
 // swizzled maps), bounds, writes over live mbarriers, the mask, the barrier's existence at the
-// offset in the CTA that receives the bytes, and that its init was published to the async proxy.
+// offset in the CTA that receives the bytes, and that its init was published to the async proxy;
+// the global bytes read (a bulk copy's source, a box's in-bounds rows) lie inside one registered
+// allocation (global_memory.cpp).
 #include <algorithm>
 #include <cstring>
 

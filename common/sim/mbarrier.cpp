@@ -11,6 +11,8 @@
 // async proxy (TMA complete_tx, tcgen05.commit) only after fence.mbarrier_init and a
 // synchronisation; from another CTA only after a cluster barrier that follows the fence or a
 // releasing cluster arrive; by another thread of the CTA only after a synchronisation.
+// Arrivals carry the arriving thread's tcgen05 clock and a completed phase hands it to the threads
+// that wait for it (tmem_hazards.cpp: which tcgen05 operations a thread knows complete).
 #include <algorithm>
 #include <memory>
 #include <sstream>

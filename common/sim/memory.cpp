@@ -13,6 +13,8 @@
 //    an access to another CTA is recorded for the exit check (launch.cpp) and refused once that
 //    CTA has exited.
 //  * Memory is sequentially consistent: a remote st is visible to the next ld anywhere.
+//  * A vector access through a generic pointer outside this CTA's shared memory is a global
+//    access: it must lie inside a registered allocation (global_memory.cpp).
 #include <cstring>
 
 #include "internal.h"

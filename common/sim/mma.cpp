@@ -15,7 +15,10 @@
 //  * The MMAs and commits of one thread complete in issue order, asynchronously; a commit
 //    arrives once on its mbarrier (or, with .multicast::cluster, on the mbarrier at that offset
 //    in every CTA of the mask) after all of them. The arrivals of different commits are not
-//    ordered among themselves: they land in any order the seed picks.
+//    ordered among themselves: they land in any order the seed picks. Only some pairs of
+//    asynchronous tcgen05 operations are ordered by issue (PTX ISA §9.7.16.6.2): each MMA records
+//    the accumulator cells it writes, and tmem_hazards.cpp reports a conflict with an operation
+//    the ISA does not order before it; a commit's arrival carries the committing thread's clock.
 // Accumulation: each output is a float sum over k in order, then + D: the hardware's order and
 // internal precision are unspecified (facts §13.21), so bitwise checks use exact inputs.
 #include <cmath>

@@ -33,7 +33,10 @@
 // IDs, K size), D / SF addresses (lane field, allocation, overlap with D), scales never written by
 // a tcgen05.cp (TMEM still holds the allocator's poison), replicas that differ, UE4M3 bytes with
 // the sign bit set or NaN; tcgen05.cp sources (layout, fixed and reserved bits, bounds) and
-// destinations (lane field, allocation); TMEM freed under a pending copy or MMA.
+// destinations (lane field, allocation); TMEM freed under a pending copy or MMA. The copy's
+// destination and the MMA's D and scale cells are recorded for the ordering rules of
+// tmem_hazards.cpp (an MMA -> cp on the same scale columns, without a completion between, is a
+// hazard: that pair is not pipelined).
 #include <cmath>
 #include <cstring>
 

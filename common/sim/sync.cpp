@@ -19,7 +19,8 @@
 //    the async proxy and the cluster (checked in mbarrier.cpp); a releasing cluster arrive
 //    publishes every init ordered before it. (fence.proxy.async has no wrapper: no step writes
 //    data for the async proxy with plain stores; see docs/emulator.md.)
-// Logical time (Scheduler::clock) advances at every synchronisation; a thread remembers when its
+// bar.sync, __syncwarp and the cluster barrier also carry the threads' tcgen05 clocks
+// (tmem_hazards.cpp). Logical time (Scheduler::clock) advances at every synchronisation; a thread remembers when its
 // last CTA and cluster synchronisation completed, which is how "was the init published before
 // this use" is decided.
 #include "internal.h"

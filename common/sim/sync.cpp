@@ -20,8 +20,8 @@
 //    publishes every init ordered before it. (fence.proxy.async has no wrapper: no step writes
 //    data for the async proxy with plain stores; see docs/emulator.md.)
 // bar.sync, __syncwarp and the cluster barrier also carry the threads' tcgen05 clocks
-// (tmem_hazards.cpp). Logical time (Scheduler::clock) advances at every synchronisation; a thread remembers when its
-// last CTA and cluster synchronisation completed, which is how "was the init published before
+// (tmem_hazards.cpp). Logical time (Scheduler::clock) advances at every synchronisation; a thread
+// remembers when its last CTA and cluster synchronisation completed, which is how "was the init published before
 // this use" is decided.
 #include "internal.h"
 

@@ -111,31 +111,34 @@ Cta& signal_cta(Cta& dst_cta, uint32_t bar, const TmaMode& mode, uint32_t bar_ra
   return bc;
 }
 
-// The global bytes a box reads are the in-bounds parts of its rows; they must lie in the
-// allocation the map was made for (global_memory.cpp). Out-of-bounds elements are zero-filled
-// and never read, so a box past the tensor's edge is fine; a map whose dims or strides exceed its
-// buffer is not. The rows' addresses increase with (i1, i2), so one check of the span from the
-// first to the last in-bounds row covers them all when it passes.
-void check_box_in_allocation(const SimMap& m, const std::array<int32_t, 3>& c, int rank) {
+// The global bytes a box reads: the in-bounds part of each of its rows, (address, length).
+// Out-of-bounds elements are zero-filled, never read.
+std::vector<std::pair<uint64_t, uint32_t>> box_segments(const SimMap& m, const std::array<int32_t, 3>& c, int rank) {
+  std::vector<std::pair<uint64_t, uint32_t>> out;
   const int64_t lo = std::max<int64_t>(c[0], 0), hi = std::min<int64_t>(int64_t(c[0]) + m.box[0], int64_t(m.dims[0]));
-  if (hi <= lo) return;
   const uint32_t n1 = rank > 1 ? m.box[1] : 1, n2 = rank > 2 ? m.box[2] : 1;
-  std::vector<std::pair<uint64_t, uint64_t>> rows;  // [begin, end) of each in-bounds row
-  for (uint32_t i2 = 0; i2 < n2; ++i2)
+  for (uint32_t i2 = 0; i2 < n2 && hi > lo; ++i2)
     for (uint32_t i1 = 0; i1 < n1; ++i1) {
       const int64_t g1 = int64_t(c[1]) + i1, g2 = int64_t(c[2]) + i2;
       if ((rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
         continue;
-      const uint64_t a = m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
-                         (rank > 2 ? uint64_t(g2) * m.strides[1] : 0);
-      rows.emplace_back(a, a + uint64_t(hi - lo) * m.elem_bytes);
+      const uint64_t addr = m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
+                            (rank > 2 ? uint64_t(g2) * m.strides[1] : 0);
+      out.emplace_back(addr, uint32_t(hi - lo) * m.elem_bytes);
     }
+  return out;
+}
+
+// Those bytes must lie in the allocation the map was made for (global_memory.cpp): a box past the
+// tensor's edge is fine, a map whose dims or strides exceed its buffer is not. One check of the
+// span from the lowest to the highest byte covers every row when it passes.
+void check_box_in_allocation(const std::vector<std::pair<uint64_t, uint32_t>>& rows) {
   if (rows.empty()) return;
-  uint64_t first = rows.front().first, last = rows.front().second;
-  for (const auto& r : rows) first = std::min(first, r.first), last = std::max(last, r.second);
+  uint64_t first = rows.front().first, last = first;
+  for (const auto& r : rows) first = std::min(first, r.first), last = std::max(last, r.first + r.second);
   if (global_range_ok(reinterpret_cast<const void*>(first), last - first)) return;
   for (const auto& r : rows)  // fails at the first row outside its allocation
-    check_global_range(reinterpret_cast<const void*>(r.first), r.second - r.first,
+    check_global_range(reinterpret_cast<const void*>(r.first), r.second,
                        "cp.async.bulk.tensor (a row of the box, read through the tensor map)");
 }
 
@@ -198,7 +201,8 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
               std::string(what) + " completion mbarrier " + hex(bar) + " names CTA rank " + std::to_string(bar_rank));
   std::array<int32_t, 3> c{0, 0, 0};
   for (int i = 0; i < rank; ++i) c[size_t(i)] = coords[i];
-  check_box_in_allocation(m, c, rank);
+  const std::vector<std::pair<uint64_t, uint32_t>> segments = box_segments(m, c, rank);
+  check_box_in_allocation(segments);
   const std::string by = "the TMA copy issued by " + who(f) + " at " + loc(at);
   // Timing model: the box is read from global memory once (a multicast delivers it to every
   // destination at the same time).
@@ -206,17 +210,7 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   if (timed()) {
     TmaRows rows;
     rows.bytes = bytes;
-    const uint32_t n1 = rank > 1 ? m.box[1] : 1, n2 = rank > 2 ? m.box[2] : 1;
-    const int64_t lo = std::max<int64_t>(c[0], 0), hi = std::min<int64_t>(int64_t(c[0]) + m.box[0], int64_t(m.dims[0]));
-    for (uint32_t i2 = 0; i2 < n2 && hi > lo; ++i2)
-      for (uint32_t i1 = 0; i1 < n1; ++i1) {
-        const int64_t g1 = int64_t(c[1]) + i1, g2 = int64_t(c[2]) + i2;
-        if ((rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
-          continue;
-        const uint64_t addr = m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
-                              (rank > 2 ? uint64_t(g2) * m.strides[1] : 0);
-        rows.segments.emplace_back(addr, uint32_t(hi - lo) * m.elem_bytes);
-      }
+    rows.segments = segments;
     t_done = model_copy(*dests.front(), rows);
     if (trace_cta(self))
       trace_async(self, "TMA", "TMA " + std::to_string(bytes / 1024) + " KiB", tcg::trace::kCatTma, f.t, t_done);

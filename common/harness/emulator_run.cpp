@@ -42,15 +42,21 @@ void set_emulator_options(const Options& o) {
 // The emulator's "device memory": a host buffer with cudaMalloc's alignment (256 bytes; CUDA C++
 // Programming Guide, "Device Memory Accesses"). std::vector's storage is only 16-byte aligned, and
 // the timing model charges global memory by 32-byte sectors, so an operand 16 bytes off a sector
-// would cost every 128-byte TMA box row a fifth sector that no GPU run pays.
+// would cost every 128-byte TMA box row a fifth sector that no GPU run pays. It is registered with
+// the emulator at the size asked for (not the rounded one), so that a kernel's raw-address access
+// past its end is reported as compute-sanitizer's memcheck would (common/sim/global_memory.cpp).
 template <class T>
 class EmuBuffer {
  public:
-  explicit EmuBuffer(size_t count) : bytes_((count * sizeof(T) + 255) / 256 * 256) {
+  EmuBuffer(size_t count, const char* name) : bytes_((count * sizeof(T) + 255) / 256 * 256) {
     p_ = static_cast<T*>(::operator new(bytes_ ? bytes_ : 256, std::align_val_t{256}));
+    if (count > 0) tcsim::register_global(p_, count * sizeof(T), name);
   }
-  EmuBuffer(const T* src, size_t count) : EmuBuffer(count) { std::copy(src, src + count, p_); }
-  ~EmuBuffer() { ::operator delete(p_, std::align_val_t{256}); }
+  EmuBuffer(const T* src, size_t count, const char* name) : EmuBuffer(count, name) { std::copy(src, src + count, p_); }
+  ~EmuBuffer() {
+    tcsim::unregister_global(p_);
+    ::operator delete(p_, std::align_val_t{256});
+  }
   EmuBuffer(const EmuBuffer&) = delete;
   EmuBuffer& operator=(const EmuBuffer&) = delete;
   T* data() const { return p_; }
@@ -74,8 +80,8 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
   const HostInputs in = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
   // "Device" memory is host memory here; C starts as NaN, as on the GPU.
   std::vector<__nv_bfloat16> out(static_cast<size_t>(o.m * o.n), bf16_from_bits(0xFFFFu));
-  const EmuBuffer<__nv_bfloat16> dev_a(in.a.data(), in.a.size()), dev_b(in.b.data(), in.b.size());
-  EmuBuffer<__nv_bfloat16> dev_c(out.data(), out.size());
+  const EmuBuffer<__nv_bfloat16> dev_a(in.a.data(), in.a.size(), "A"), dev_b(in.b.data(), in.b.size(), "B");
+  EmuBuffer<__nv_bfloat16> dev_c(out.data(), out.size(), "C");
   GemmArgs args = shape_args(o);
   args.a = dev_a.data();
   args.b = dev_b.data();
@@ -99,9 +105,11 @@ VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
   const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
   // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
   std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
-  const EmuBuffer<uint8_t> dev_a(in.a.data.data(), in.a.data.size()), dev_b(in.b.data.data(), in.b.data.size());
-  const EmuBuffer<uint8_t> dev_sfa(in.a.sf.data(), in.a.sf.size()), dev_sfb(in.b.sf.data(), in.b.sf.size());
-  EmuBuffer<__half> dev_c(out.data(), out.size());
+  const EmuBuffer<uint8_t> dev_a(in.a.data.data(), in.a.data.size(), "A (packed E2M1)"),
+      dev_b(in.b.data.data(), in.b.data.size(), "B (packed E2M1)");
+  const EmuBuffer<uint8_t> dev_sfa(in.a.sf.data(), in.a.sf.size(), "SFA (scale factors of A)"),
+      dev_sfb(in.b.sf.data(), in.b.sf.size(), "SFB (scale factors of B)");
+  EmuBuffer<__half> dev_c(out.data(), out.size(), "C");
   GemmArgs args = shape_args(o);
   args.fp4 = in.operands();
   args.fp4.a = dev_a.data();

@@ -16,7 +16,9 @@
 //    destination's pair whose parity matches the barrier operand's CTA.
 // Checked: tensor-map origin and rank, destination alignment (128 B; 8 x the swizzle span for
 // swizzled maps), bounds, writes over live mbarriers, the mask, the barrier's existence at the
-// offset in the CTA that receives the bytes, and that its init was published to the async proxy.
+// offset in the CTA that receives the bytes, and that its init was published to the async proxy;
+// the global bytes read (a bulk copy's source, a box's in-bounds rows) lie inside one registered
+// allocation (global_memory.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -112,6 +114,18 @@ Cta& signal_cta(Cta& dst_cta, uint32_t bar, const TmaMode& mode, uint32_t bar_ra
 }  // namespace
 
 namespace detail {
+// Those bytes must lie in the allocation the map was made for (global_memory.cpp): a box past the
+// tensor's edge is fine, a map whose dims or strides exceed its buffer is not. One check of the
+// span from the lowest to the highest byte covers every row when it passes.
+void check_box_in_allocation(const std::vector<std::pair<uint64_t, uint32_t>>& rows, const char* what) {
+  if (rows.empty()) return;
+  uint64_t first = rows.front().first, last = first;
+  for (const auto& r : rows) first = std::min(first, r.first), last = std::max(last, r.first + r.second);
+  if (global_range_ok(reinterpret_cast<const void*>(first), last - first)) return;
+  for (const auto& r : rows)  // fails at the first row outside its allocation
+    check_global_range(reinterpret_cast<const void*>(r.first), r.second, what);
+}
+
 TensorMapInfo decode_tensor_map(const CUtensorMap* map, int rank, const char* what) {
   SimMap m;
   memcpy(&m, map, sizeof m);
@@ -183,6 +197,8 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
               std::string(what) + " completion mbarrier " + hex(bar) + " names CTA rank " + std::to_string(bar_rank));
   std::array<int32_t, 3> c{0, 0, 0};
   for (int i = 0; i < rank; ++i) c[size_t(i)] = coords[i];
+  const std::vector<std::pair<uint64_t, uint32_t>> segments = box_segments(m, c.data(), rank);
+  check_box_in_allocation(segments, "cp.async.bulk.tensor (a row of the box, read through the tensor map)");
   const std::string by = "the TMA copy issued by " + who(f) + " at " + loc(at);
   // Timing model: the box is read from global memory once (a multicast delivers it to every
   // destination at the same time).
@@ -190,17 +206,7 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   if (timed()) {
     TmaRows rows;
     rows.bytes = bytes;
-    const uint32_t n1 = rank > 1 ? m.box[1] : 1, n2 = rank > 2 ? m.box[2] : 1;
-    const int64_t lo = std::max<int64_t>(c[0], 0), hi = std::min<int64_t>(int64_t(c[0]) + m.box[0], int64_t(m.dims[0]));
-    for (uint32_t i2 = 0; i2 < n2 && hi > lo; ++i2)
-      for (uint32_t i1 = 0; i1 < n1; ++i1) {
-        const int64_t g1 = int64_t(c[1]) + i1, g2 = int64_t(c[2]) + i2;
-        if ((rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
-          continue;
-        const uint64_t addr = m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
-                              (rank > 2 ? uint64_t(g2) * m.strides[1] : 0);
-        rows.segments.emplace_back(addr, uint32_t(hi - lo) * m.elem_bytes);
-      }
+    rows.segments = segments;
     t_done = model_copy(*dests.front(), rows);
     if (trace_cta(self))
       trace_async(self, "TMA", "TMA " + std::to_string(bytes / 1024) + " KiB", tcg::trace::kCatTma, f.t, t_done);
@@ -233,6 +239,7 @@ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcL
   if ((dst & kOffsetMask) % 16 != 0 || reinterpret_cast<uintptr_t>(src) % 16 != 0)
     fail_here("misaligned bulk copy", "cp.async.bulk needs 16-byte aligned addresses; destination " + hex(dst) +
                                           ", source " + hex(reinterpret_cast<uintptr_t>(src)));
+  check_global_range(src, bytes, "cp.async.bulk source");
   Cta& cta = cluster_cta(dst, "cp.async.bulk destination");
   check_target_alive(cta, "cp.async.bulk");
   smem_ref(cta, dst, bytes, "cp.async.bulk destination");

@@ -11,8 +11,11 @@
 // and cluster addressing, distributed shared memory), sync.cpp (bar.sync, __syncwarp, elect,
 // fences, the cluster barrier), mbarrier.cpp, copies.cpp (TMA, bulk copies, multicast),
 // tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
-// mma_block_scaled.cpp (tcgen05.cp, tcgen05.mma kind::mxf4nvf4),
-// warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence).
+// mma_block_scaled.cpp (tcgen05.cp, tcgen05.mma kind::mxf4nvf4), tmem_hazards.cpp (the ordering
+// of asynchronous tcgen05 operations and their TMEM hazards), global_memory.cpp (the registry of
+// global allocations and the bounds of raw global accesses),
+// warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence),
+// clc.cpp (cluster launch control).
 #pragma once
 #include <setjmp.h>
 #include <ucontext.h>
@@ -72,6 +75,26 @@ struct Cluster;
 // notifies its queue when its state changes, so waking is proportional to the waiters.
 using WaitQueue = std::vector<Fiber*>;
 
+// ---- ordering of asynchronous tcgen05 operations (tmem_hazards.cpp; PTX ISA §9.7.16.6)
+// What a thread knows about the tcgen05 operations of another "agent" (a thread that issues
+// mma / cp, or a warp that issues tcgen05.ld, named by its lane 0): how many of its mma / cp
+// (`issued`) and tcgen05.ld (`ld_issued`) were issued before a synchronisation this thread is
+// ordered after, how many of its tcgen05.commit are known to have arrived (`committed`: every
+// mma / cp issued before that commit has completed), and how many tcgen05.wait::ld (`ld_waited`).
+struct TcKnown {
+  uint32_t agent = 0, issued = 0, committed = 0, ld_issued = 0, ld_waited = 0;
+};
+// A sparse vector clock of TcKnown (sorted by agent). Synchronisations carry it: an mbarrier
+// arrive, a bar.sync / cluster barrier arrival or a commit's arrival joins the releasing thread's
+// clock into the object's, and a completed wait joins the object's clock into the waiter's.
+struct TcClock {
+  std::vector<TcKnown> e;
+  const TcKnown* find(uint32_t agent) const;
+  TcKnown& at(uint32_t agent);
+  void join(const TcClock& o);
+  void clear() { e.clear(); }
+};
+
 struct Mbar {
   uint32_t phase = 0;
   uint32_t expected = 0;
@@ -84,6 +107,9 @@ struct Mbar {
   // a releasing cluster arrive of that thread (to the other CTAs, generic proxy). 0: not yet.
   uint64_t init_time = 0, fenced_time = 0, cluster_released_time = 0;
   WaitQueue waiters;
+  // tcgen05 ordering carried by the arrivals of the current phase, and by the last completed
+  // phase of each parity (what a wait for that parity acquires).
+  TcClock tc_acc, tc_done[2];
 };
 
 // An asynchronous operation: performed later, when the scheduler picks it. `targets` names the
@@ -122,14 +148,32 @@ struct LdBatch {
   double t_done = 0;  // timing model: when the registers are written
 };
 
-// A tcgen05.cp in flight (mma_block_scaled.cpp). The copy is ordered before another thread's
-// tcgen05.mma once its issuer performed a releasing synchronisation after it (with the
-// tcgen05.fence::before_thread_sync the protocol demands) and the MMA's thread then completed a
-// synchronisation (PTX ISA §9.7.16.6.4.3): such an MMA completes the copy first.
-struct CpRecord {
-  Fiber* issuer = nullptr;
-  uint64_t released = 0;  // Scheduler::clock at the issuer's first releasing sync after the copy; 0: none yet
-  bool done = false;
+enum class TcKind : uint8_t { kMma, kCp, kLd };
+
+// One asynchronous tcgen05 operation, from its issue until no thread can conflict with it any
+// more. `seq` numbers the agent's mma / cp (1, 2, ...); `need` is the value of `committed`
+// (mma / cp: the index of the first commit after it) or `ld_waited` (ld) that completes it.
+struct TcOp {
+  TcKind kind = TcKind::kMma;
+  const char* name = "";
+  int cta_group = 1;
+  uint32_t d_tmem = 0, m = 0, n = 0;  // MMA: accumulator address and shape (pipelining, §9.7.16.6.2)
+  int mma_kind = 0;                   // MMA: 0 kind::f16, 1 kind::mxf4nvf4
+  Fiber* issuer = nullptr;            // the issuing thread (ld: the warp's lane that performed it)
+  Cta* cta = nullptr;                 // the issuer's CTA
+  int warp = 0;
+  uint32_t agent = 0, seq = 0, need = 0;
+  SrcLoc at{};
+  bool done = false;                  // performed by the emulator (data moved)
+};
+
+// The TMEM cells one operation reads or writes: a set of lanes x a column range of one CTA.
+struct TmemUse {
+  std::shared_ptr<TcOp> op;
+  uint64_t lanes[2] = {0, 0};  // bit l: lane l
+  uint32_t col0 = 0, ncols = 0;
+  bool write = false;
+  const char* role = "";  // "D", "the scale factors of A", "destination", "source"
 };
 
 // TMA stores and bulk groups (tma_store.cpp): a store in flight, and a committed bulk group of
@@ -172,8 +216,15 @@ struct Fiber {
   const char* tc_pending_fence = nullptr;
   SrcLoc tc_at{};
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
-  uint32_t unreleased_cps = 0;             // its tcgen05.cp not yet followed by a releasing sync
-  uint64_t tc_acquire_time = 0;            // Scheduler::clock when its last synchronisation completed
+  // Ordering of async tcgen05 operations (tmem_hazards.cpp): this thread's agent number, what it
+  // knows of every agent's operations, its own mma / cp and commits issued so far, and (lane 0
+  // of a warp) the warp's tcgen05.wait::ld count.
+  uint32_t agent = 0;
+  TcClock tc_clock;
+  // Scheduler::clock when its last synchronisation completed: tma_store.cpp orders a TMA store after
+  // another thread's fence.proxy.async (and staging writes after a wait_group.read) with it.
+  uint64_t sync_time = 0;
+  uint32_t tc_issued = 0, tc_commits = 0, lds_issued = 0, ld_waits = 0;
   // Logical time of the last completed synchronisation with the CTA (bar.sync, mbarrier wait)
   // and with the cluster (barrier.cluster.wait).
   uint64_t cta_sync_time = 0, cluster_sync_time = 0;
@@ -219,6 +270,7 @@ struct CtaBarrier {
   uint64_t generation = 0;
   uint64_t completed_time = 0;  // logical time of the last completion
   WaitQueue waiters;
+  TcClock tc_acc, tc_done;      // tcgen05 ordering: joined by arrivals, acquired by the released threads
 };
 
 struct TmemAlloc {
@@ -281,13 +333,13 @@ struct Cta {
   PairCollective pair_op;  // cta_group::2 collective in progress (shared by the pair: lives in the even CTA)
   std::vector<RemoteAccess> remote_accesses;  // latest access per accessing CTA rank
   std::vector<std::shared_ptr<LdBatch>> pending_lds;  // tcgen05.ld issued here, not yet waited for
-  std::vector<std::shared_ptr<CpRecord>> pending_cps;  // tcgen05.cp issued and not yet performed
   // clc.cpp: offsets of try_cancel responses in flight towards this CTA, and where a thread of it
   // first saw a failed response (after which another try_cancel is undefined, §9.7.13.17).
   std::vector<uint32_t> clc_in_flight;
   std::vector<uint32_t> clc_landed;  // offsets where a response has landed at least once
   SrcLoc clc_failed_at{};
   std::vector<SmemChunk> chunks;  // per 16 bytes of shared memory, once a generic store or TMA store used it (tma_store.cpp)
+  std::vector<TmemUse> tmem_uses;  // TMEM cells of async tcgen05 operations that may still conflict
 };
 
 struct Cluster {
@@ -303,6 +355,7 @@ struct Cluster {
   uint32_t threads = 0, exited = 0;
   uint64_t completed_time = 0;  // logical time of the last completed phase
   WaitQueue waiters;
+  TcClock tc_acc, tc_done;      // tcgen05 ordering across the cluster barrier
 };
 
 // Timing model: a running thread may run ahead of the next event by at most this (ns) before it
@@ -332,6 +385,7 @@ struct Scheduler {
   const std::function<void()>* body = nullptr;
   dim3 grid, block;
   uint64_t clock = 1;              // logical time: advanced at every synchronisation event
+  uint32_t next_agent = 0;         // numbers the fibers for the tcgen05 vector clocks
   // Timing model (Options::timing): events run in the order of the model clock. The heap holds
   // runnable threads, asynchronous operations and tcgen05 queue heads by time; `now` is the time
   // of the event being run; a running thread yields once its clock passes `horizon` (the next
@@ -463,7 +517,8 @@ Mbar& mbar_at(Cta& cta, uint32_t bar, const char* what);
 Mbar& mbar_at_cluster(uint32_t bar, const char* what, Cta** target = nullptr);
 std::string describe_mbar(const Mbar& b);
 void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by);
-void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by);
+// `carried`: the tcgen05 ordering the arrival releases (the arriving thread's clock, a commit's).
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const TcClock* carried = nullptr);
 void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by);
 // The async proxy (TMA complete_tx, tcgen05.commit) or another CTA is about to use `b`: its
 // initialisation must have been published to it (fence.mbarrier_init + a synchronisation).
@@ -492,6 +547,28 @@ struct TensorMapInfo {
   uint32_t box[3];
 };
 TensorMapInfo decode_tensor_map(const CUtensorMap* map, int rank, const char* what);
+// The global bytes a box at coordinates `c` reads or writes: the in-bounds part of each of its
+// rows, (address, length). Elements outside the tensor are zero-filled (load) or dropped (store),
+// never accessed. `Map`: TensorMapInfo or copies.cpp's stored map (same field names).
+template <class Map>
+std::vector<std::pair<uint64_t, uint32_t>> box_segments(const Map& m, const int32_t* c, int rank) {
+  std::vector<std::pair<uint64_t, uint32_t>> out;
+  const int64_t lo = std::max<int64_t>(c[0], 0), hi = std::min<int64_t>(int64_t(c[0]) + m.box[0], int64_t(m.dims[0]));
+  const uint32_t n1 = rank > 1 ? m.box[1] : 1, n2 = rank > 2 ? m.box[2] : 1;
+  for (uint32_t i2 = 0; i2 < n2 && hi > lo; ++i2)
+    for (uint32_t i1 = 0; i1 < n1; ++i1) {
+      const int64_t g1 = rank > 1 ? int64_t(c[1]) + i1 : 0, g2 = rank > 2 ? int64_t(c[2]) + i2 : 0;
+      if ((rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
+        continue;
+      const uint64_t addr = m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
+                            (rank > 2 ? uint64_t(g2) * m.strides[1] : 0);
+      out.emplace_back(addr, uint32_t(hi - lo) * m.elem_bytes);
+    }
+  return out;
+}
+// Those bytes must lie in the allocation the map was made for (global_memory.cpp): a box past the
+// tensor's edge is fine, a map whose dims or strides exceed its buffer is not.
+void check_box_in_allocation(const std::vector<std::pair<uint64_t, uint32_t>>& rows, const char* what);
 // The running thread exits: it must have committed its TMA stores and waited for their reads.
 void bulk_thread_exited(Fiber& f);
 double model_tma_store(Cta& src, const TmaRows& rows, double* t_read);
@@ -501,10 +578,38 @@ float f16_bits_to_float(uint16_t h, bool bf16);
 // ---- descriptors (mma.cpp): fixed bits, reserved bits, layout type, swizzle-repeat alignment
 void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw);
 
-// ---- block scaling (mma_block_scaled.cpp)
-// The running thread performs a releasing synchronisation: its tcgen05.cp issued so far become
-// ordered before the tcgen05.mma of threads that synchronise after this point.
-void release_cps(Fiber& f);
+// ---- ordering of asynchronous tcgen05 operations (tmem_hazards.cpp)
+// A thread's clock as it releases it (its own issue count included), and acquiring one.
+const TcClock& tc_release_clock(Fiber& f);
+void tc_acquire(Fiber& f, const TcClock& c);
+// The lanes [lane0, lane0 + n) as a TmemUse lane mask; or_lanes adds them to one.
+void or_lanes(uint64_t (&lanes)[2], uint32_t lane0, uint32_t n);
+// An async tcgen05 operation is being issued by `by` (one thread; for tcgen05.ld the 32 lanes of
+// the warp): checks every TMEM cell it touches against the operations that may still be in flight
+// (PTX ISA §9.7.16.6.2, §9.7.16.6.4) and fails with a hazard report unless each overlapping pair
+// with a write is ordered: the earlier one is known complete to the issuing thread (commit +
+// mbarrier wait, wait::ld), or the pair is pipelined and the earlier one issue-ordered before this
+// one (same thread, or fence + synchronisation + fence). Records the operation's cells. Returns
+// the operation; `after` receives other threads' pipelined predecessors not yet performed, which
+// its performing must run first (tc_perform_first).
+std::shared_ptr<TcOp> tc_issue(TcOp op, std::vector<std::pair<Cta*, TmemUse>> uses, const std::vector<Fiber*>& by,
+                               std::vector<std::shared_ptr<TcOp>>* after);
+void tc_perform_first(const std::vector<std::shared_ptr<TcOp>>& after);
+// tcgen05.commit issued by `f`: its index, and the clock its arrivals carry.
+std::shared_ptr<const TcClock> tc_commit_clock(Fiber& f);
+// tcgen05.wait::ld by a lane of `warp`: its lds are complete as far as it knows.
+void tc_ld_waited(Fiber& f);
+// tcgen05.dealloc: no operation on these columns can matter any more.
+void tc_forget_columns(Cta& cta, uint32_t col0, uint32_t ncols);
+
+// ---- global memory (global_memory.cpp)
+// Fails with a memcheck-style report (the instruction, the range, the nearest allocation and how
+// far past its end) unless [p, p + bytes) lies inside one allocation registered with
+// register_global (the harness registers its operands and C). Every raw global address the
+// emulator dereferences goes through here at issue time (cp.async.bulk, TMA boxes, vector
+// stores); call it from the issuing thread.
+void check_global_range(const void* p, uint64_t bytes, const char* what);
+bool global_range_ok(const void* p, uint64_t bytes);  // the same test, without the report
 
 }  // namespace detail
 }  // namespace tcsim

@@ -11,7 +11,10 @@
 // async proxy (TMA complete_tx, tcgen05.commit) only after fence.mbarrier_init and a
 // synchronisation; from another CTA only after a cluster barrier that follows the fence or a
 // releasing cluster arrive; by another thread of the CTA only after a synchronisation.
+// Arrivals carry the arriving thread's tcgen05 clock and a completed phase hands it to the threads
+// that wait for it (tmem_hazards.cpp: which tcgen05 operations a thread knows complete).
 #include <algorithm>
+#include <memory>
 #include <sstream>
 
 #include "internal.h"
@@ -64,16 +67,19 @@ void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
          ") received " + std::to_string(-b.tx) + " bytes more than expect_tx announced for phase " +
          std::to_string(b.phase) + "; last update by " + by + ". Is the expect_tx byte count too small?");
   if (b.pending == 0 && b.tx == 0) {
+    b.tc_done[b.phase & 1] = std::move(b.tc_acc);  // what a wait for this phase's parity acquires
+    b.tc_acc.clear();
     b.phase++;
     b.pending = b.expected;
     notify(b.waiters);
   }
 }
 
-void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by) {
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const TcClock* carried) {
   if (b.pending < int64_t(count))
     fail("tcsim: mbarrier arrival overflow\n  " + by + " arrives on the mbarrier at " + hex(addr) +
          " but its current phase has no pending arrivals left (" + describe_mbar(b) + ")");
+  if (carried) b.tc_acc.join(*carried);
   b.pending -= count;
   mbar_check_phase(b, addr, by);
 }
@@ -140,16 +146,17 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
   if (target == f.cta) {
     check_mbar_published(b, bar, false, false, what);
     if (expect_tx) mbar_add_tx(b, bar, int64_t(bytes), by);
-    mbar_do_arrive(b, bar, 1, by);
+    mbar_do_arrive(b, bar, 1, by, &tc_release_clock(f));
     return;
   }
   check_mbar_published(b, bar, false, true, what);
   note_remote_access(*target, what);
   const uint32_t off = bar & kOffsetMask;
-  AsyncOp op{[target, off, bar, bytes, expect_tx, by] {
+  auto carried = std::make_shared<const TcClock>(tc_release_clock(f));  // released when issued
+  AsyncOp op{[target, off, bar, bytes, expect_tx, by, carried] {
                Mbar& tb = target->mbars.find(off)->second;
                if (expect_tx) mbar_add_tx(tb, bar, int64_t(bytes), by);
-               mbar_do_arrive(tb, bar, 1, by);
+               mbar_do_arrive(tb, bar, 1, by, carried.get());
              },
              1u << target->rank, "a remote mbarrier arrive", &f, f.at, nullptr, /*remote_arrive=*/true};
   if (timed()) op.t = f.t + model_remote_arrive_ns();
@@ -185,7 +192,7 @@ void mbar_arrive(uint32_t bar, SrcLoc at) {
   Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive");
   check_fence_before("mbarrier.arrive");
   check_mbar_published(b, bar, false, false, "mbarrier.arrive");
-  mbar_do_arrive(b, bar, 1, who(f) + " at " + loc(at));
+  mbar_do_arrive(b, bar, 1, who(f) + " at " + loc(at), &tc_release_clock(f));
 }
 
 void mbar_arrive_cluster(uint32_t bar, SrcLoc at) {
@@ -201,7 +208,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
   check_mbar_published(b, bar, false, false, "mbarrier.arrive.expect_tx");
   const std::string by = who(f) + " at " + loc(at);
   mbar_add_tx(b, bar, int64_t(bytes), by);
-  mbar_do_arrive(b, bar, 1, by);
+  mbar_do_arrive(b, bar, 1, by, &tc_release_clock(f));
 }
 
 void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at) {
@@ -224,6 +231,7 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
                 return "mbarrier.try_wait.parity on the mbarrier at " + hex(bar) + " for parity " +
                        std::to_string(parity) + "; " + describe_mbar(*b) + " (initialised at " + loc(b->init_at) + ")";
               });
+  tc_acquire(f, b->tc_done[parity]);  // the completed phase of that parity (PTX ISA §9.7.16.6.4)
   f.cta_sync_time = ++g_sched->clock;
   note_thread_sync("mbarrier.try_wait.parity", at);
 }
@@ -235,6 +243,7 @@ bool mbar_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
   if (parity > 1) fail_here("bad parity", "mbarrier.test_wait.parity with parity " + std::to_string(parity));
   check_mbar_published(b, bar, false, false, "mbarrier.test_wait.parity");
   if ((b.phase & 1) == parity) return false;
+  tc_acquire(f, b.tc_done[parity]);
   f.cta_sync_time = ++g_sched->clock;
   note_thread_sync("mbarrier.test_wait.parity", at);
   return true;

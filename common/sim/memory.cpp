@@ -13,6 +13,8 @@
 //    an access to another CTA is recorded for the exit check (launch.cpp) and refused once that
 //    CTA has exited.
 //  * Memory is sequentially consistent: a remote st is visible to the next ld anywhere.
+//  * A vector access through a generic pointer outside this CTA's shared memory is a global
+//    access: it must lie inside a registered allocation (global_memory.cpp).
 #include <cstring>
 
 #include "internal.h"
@@ -103,11 +105,11 @@ void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc
               std::string(what) + " at " + hex(a) + ", which is " + std::to_string(a % bytes) + " bytes past a " +
                   std::to_string(bytes) + "-byte boundary; on the GPU a vector access must be aligned to its size "
                   "and this one faults with \"misaligned address\" (PTX ISA §5.4.2)");
-  if (timed()) {  // global memory (not this CTA's shared memory) goes through the SM's path to L2
-    Fiber& f = me();
-    const uint8_t* q = static_cast<const uint8_t*>(p);
-    if (q < f.cta->smem || q >= f.cta->smem + f.cta->smem_bytes + 1024)
-      model_global_access(f, bytes, strstr(what, "store") != nullptr);
+  Fiber& f = me();
+  const uint8_t* q = static_cast<const uint8_t*>(p);
+  if (q < f.cta->smem || q >= f.cta->smem + f.cta->smem_bytes + 1024) {  // global, not this CTA's shared memory
+    check_global_range(p, bytes, what);  // inside an allocation (global_memory.cpp)
+    if (timed()) model_global_access(f, bytes, strstr(what, "store") != nullptr);  // the SM's path to L2
   }
 }
 

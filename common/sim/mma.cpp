@@ -15,7 +15,10 @@
 //  * The MMAs and commits of one thread complete in issue order, asynchronously; a commit
 //    arrives once on its mbarrier (or, with .multicast::cluster, on the mbarrier at that offset
 //    in every CTA of the mask) after all of them. The arrivals of different commits are not
-//    ordered among themselves: they land in any order the seed picks.
+//    ordered among themselves: they land in any order the seed picks. Only some pairs of
+//    asynchronous tcgen05 operations are ordered by issue (PTX ISA §9.7.16.6.2): each MMA records
+//    the accumulator cells it writes, and tmem_hazards.cpp reports a conflict with an operation
+//    the ISA does not order before it; a commit's arrival carries the committing thread's clock.
 // Accumulation: each output is a float sum over k in order, then + D: the hardware's order and
 // internal precision are unspecified (facts §13.21), so bitwise checks use exact inputs.
 #include <cmath>
@@ -87,6 +90,8 @@ struct MmaJob {
   bool accumulate;
   int cta_group;
   Cta* ctas[2];  // cta_group::1: {issuer, nullptr}; cta_group::2: {even, odd}
+  std::shared_ptr<TcOp> rec;                 // its ordering record (tmem_hazards.cpp)
+  std::vector<std::shared_ptr<TcOp>> after;  // other threads' pipelined predecessors, performed first
 };
 
 
@@ -154,6 +159,8 @@ void fetch_row(const Cta& cta, const tcg::SmemDesc& d, bool mn_major, uint32_t r
 }
 
 void run_mma(const MmaJob& j) {
+  tc_perform_first(j.after);
+  j.rec->done = true;
   const auto t0 = Clock::now();
   const uint32_t M = j.id.m, N = j.id.n, K = 16;
   const uint32_t nctas = j.cta_group == 2 ? 2 : 1;
@@ -247,7 +254,7 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
   Fiber& f = me();
   Cta& cta = *f.cta;
   MmaJob j{d_tmem, tcg::decode_smem_desc(a_desc), tcg::decode_smem_desc(b_desc), tcg::decode_idesc(idesc), accumulate,
-           cta_group, {&cta, nullptr}};
+           cta_group, {&cta, nullptr}, nullptr, {}};
   if (cta_group == 2) {
     Cta& peer = pair_peer(cta, "tcgen05.mma");
     if (cta.rank % 2 != 0)
@@ -277,6 +284,29 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
       tmem_check_range(c, 0, 128, col0, d_cols, "tcgen05.mma.cta_group::2 D");
   }
   if (cta_group == 2) note_remote_access(*j.ctas[1], "tcgen05.mma.cta_group::2");
+  // The accumulator cells it writes (and, with enable-input-d, reads): all 128 lanes, or the
+  // four 16-lane blocks of layout F for M = 64 (§9.7.16.10.5).
+  std::vector<std::pair<Cta*, TmemUse>> uses;
+  for (int v = 0; v < cta_group; ++v) {
+    TmemUse u;
+    if (cta_group == 1 && j.id.m == 64)
+      for (uint32_t q = 0; q < 4; ++q) or_lanes(u.lanes, lane0 + 32 * q, 16);
+    else
+      or_lanes(u.lanes, 0, 128);
+    u.col0 = col0;
+    u.ncols = d_cols;
+    u.write = true;
+    u.role = "accumulator D";
+    uses.emplace_back(j.ctas[v], u);
+  }
+  TcOp rec;
+  rec.kind = TcKind::kMma;
+  rec.name = cta_group == 2 ? "tcgen05.mma.cta_group::2.kind::f16" : "tcgen05.mma.kind::f16";
+  rec.cta_group = cta_group;
+  rec.d_tmem = d_tmem;
+  rec.m = j.id.m;
+  rec.n = j.id.n;
+  j.rec = tc_issue(rec, std::move(uses), {&f}, &j.after);
   uint32_t targets = 1u << cta.rank;
   if (cta_group == 2) targets |= 1u << j.ctas[1]->rank;
   AsyncOp op{[j] { run_mma(j); }, targets, "a tcgen05.mma", &f, at};
@@ -327,13 +357,16 @@ void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_ma
   // after the operations its commit tracks, not the arrivals of different commits (or of
   // different destinations) among themselves, so they land in any order (seeded).
   Fiber* fp = &f;
-  push_tc_op(f, AsyncOp{[arrivals, by, fp, at] {
+  // The arrival carries this thread's tcgen05 ordering: a thread that waits for it knows every
+  // operation issued before the commit complete (tmem_hazards.cpp).
+  const std::shared_ptr<const TcClock> carried = tc_commit_clock(f);
+  push_tc_op(f, AsyncOp{[arrivals, by, fp, at, carried] {
                           for (const auto& [t, tbar] : arrivals) {
                             Cta* tp = t;
                             const uint32_t b_addr = tbar;
-                            AsyncOp arrival{[tp, b_addr, by] {
+                            AsyncOp arrival{[tp, b_addr, by, carried] {
                                               Mbar& b = tp->mbars.find(b_addr & kOffsetMask)->second;
-                                              mbar_do_arrive(b, b_addr, 1, by);
+                                              mbar_do_arrive(b, b_addr, 1, by, carried.get());
                                             },
                                             1u << t->rank, "a tcgen05.commit arrival", fp, at};
                             // Timing model: at once in the issuing CTA, a DSMEM hop to another.

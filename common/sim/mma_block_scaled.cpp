@@ -33,7 +33,10 @@
 // IDs, K size), D / SF addresses (lane field, allocation, overlap with D), scales never written by
 // a tcgen05.cp (TMEM still holds the allocator's poison), replicas that differ, UE4M3 bytes with
 // the sign bit set or NaN; tcgen05.cp sources (layout, fixed and reserved bits, bounds) and
-// destinations (lane field, allocation); TMEM freed under a pending copy or MMA.
+// destinations (lane field, allocation); TMEM freed under a pending copy or MMA. The copy's
+// destination and the MMA's D and scale cells are recorded for the ordering rules of
+// tmem_hazards.cpp (an MMA -> cp on the same scale columns, without a completion between, is a
+// hazard: that pair is not pipelined).
 #include <cmath>
 #include <cstring>
 
@@ -41,16 +44,6 @@
 
 namespace tcsim {
 using namespace detail;
-
-namespace detail {
-
-void release_cps(Fiber& f) {
-  for (const auto& r : f.cta->pending_cps)
-    if (r->issuer == &f && r->released == 0) r->released = g_sched->clock;
-  f.unreleased_cps = 0;
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -61,40 +54,20 @@ constexpr uint32_t kM = 128, kK = tcg::kMxf4K, kBlocks = tcg::kMxf4K / tcg::kNvf
   fail("tcsim: " + kind + "\n  " + issued_by + ":\n  " + detail);
 }
 
-// Runs the front operations of `f`'s tcgen05 queue until `r` has been performed (it is in that
-// queue, so everything issued before it by `f` is performed first, keeping the queue's order).
-void perform_cp_now(const std::shared_ptr<CpRecord>& r) {
-  Fiber& f = *r->issuer;
-  while (!r->done && !f.tc_ops.empty()) {
-    AsyncOp op = std::move(f.tc_ops.front());
-    f.tc_ops.pop_front();
-    if (f.tc_ops.empty()) {
-      f.has_tc_ops = false;
-      auto& busy = g_sched->tc_busy;
-      for (size_t i = 0; i < busy.size(); ++i)
-        if (busy[i] == &f) {
-          busy[i] = busy.back();
-          busy.pop_back();
-          break;
-        }
-    }
-    op.run();
-  }
-}
-
 // ------------------------------------------------------------------ tcgen05.cp.32x128b.warpx4
 
 struct CpJob {
   Cta* cta;
   uint32_t col;
   tcg::SmemDesc src;
-  std::shared_ptr<CpRecord> rec;
-  std::string by;  // "<thread> at <line>" of the issue
+  std::shared_ptr<TcOp> rec;  // its ordering record (tmem_hazards.cpp)
+  std::string by;             // "<thread> at <line>" of the issue
 };
 
 uint32_t cp_row_addr(const tcg::SmemDesc& d, uint32_t r) { return d.start + (r / 8) * d.sbo + (r % 8) * 16; }
 
 void run_cp(const CpJob& j) {
+  j.rec->done = true;
   Cta& cta = *j.cta;
   if (!tmem_find(cta, j.col, kCpColumns))
     fail_async("TMEM deallocated under a pending tcgen05.cp", "the tcgen05.cp issued by " + j.by,
@@ -109,13 +82,6 @@ void run_cp(const CpJob& j) {
       for (uint32_t w = 0; w < 4; ++w) tmem_cell(cta, r + 32 * w, j.col + g) = cell;
     }
   }
-  j.rec->done = true;
-  auto& v = cta.pending_cps;
-  for (size_t i = 0; i < v.size(); ++i)
-    if (v[i] == j.rec) {
-      v.erase(v.begin() + long(i));
-      break;
-    }
 }
 
 // ------------------------------------------------------------------ tcgen05.mma kind::mxf4nvf4
@@ -126,7 +92,8 @@ struct Mxf4Job {
   tcg::SmemDesc a, b;
   uint32_t n;
   bool accumulate;
-  std::vector<std::shared_ptr<CpRecord>> after;  // other threads' copies ordered before this MMA
+  std::shared_ptr<TcOp> rec;                 // its ordering record (tmem_hazards.cpp)
+  std::vector<std::shared_ptr<TcOp>> after;  // other threads' copies ordered before this MMA
   std::string by;
 };
 
@@ -205,8 +172,8 @@ void fetch_fp4_row(const Mxf4Job& j, const tcg::SmemDesc& d, uint32_t row, const
 }
 
 void run_mxf4(const Mxf4Job& j) {
-  for (const auto& r : j.after)
-    if (!r->done) perform_cp_now(r);
+  tc_perform_first(j.after);  // copies of other threads ordered before it (§9.7.16.6.4.3)
+  j.rec->done = true;
   const auto t0 = Clock::now();
   Cta& cta = *j.cta;
   const uint32_t N = j.n, N8 = N / 8;
@@ -369,11 +336,16 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
                   "name lane 0");
   const uint32_t col = tcg::tmem_column(taddr);
   tmem_check_range(cta, 0, tcg::kTmemLanes, col, kCpColumns, "tcgen05.cp.32x128b.warpx4");
-  auto rec = std::make_shared<CpRecord>();
-  rec->issuer = &f;
-  cta.pending_cps.push_back(rec);
-  f.unreleased_cps++;
-  CpJob j{&cta, col, d, rec, who(f) + " at " + loc(at)};
+  TmemUse dst;  // .warpx4: rows 0-31 into lanes r + 32w of every quarter, 4 columns
+  or_lanes(dst.lanes, 0, 128);
+  dst.col0 = col;
+  dst.ncols = kCpColumns;
+  dst.write = true;
+  dst.role = "destination";
+  TcOp rec;
+  rec.kind = TcKind::kCp;
+  rec.name = "tcgen05.cp.32x128b.warpx4";
+  CpJob j{&cta, col, d, tc_issue(rec, {{&cta, dst}}, {&f}, nullptr), who(f) + " at " + loc(at)};
   AsyncOp op{[j] { run_cp(j); }, 1u << cta.rank, "a tcgen05.cp", &f, at};
   if (timed()) op.t = model_tcgen05_cp(cta, kCpRows * kCpRowBytes);
   push_tc_op(f, std::move(op));
@@ -409,12 +381,30 @@ void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uin
                 std::string("the scales of ") + s.name + " in TMEM columns [" + std::to_string(s.col) + ", " +
                     std::to_string(s.col + s.ncols) + ") overlap D's columns [" + std::to_string(d_col) + ", " +
                     std::to_string(d_col + N) + "): the MMA would read scales it is overwriting");
-  // Copies of other threads that this MMA is ordered after (PTX ISA §9.7.16.6.4.3): released by
-  // their issuer before this thread's latest synchronisation completed.
-  std::vector<std::shared_ptr<CpRecord>> after;
-  for (const auto& r : cta.pending_cps)
-    if (r->issuer != &f && !r->done && r->released != 0 && r->released < f.tc_acquire_time) after.push_back(r);
-  Mxf4Job j{&cta, d_tmem, sfa_tmem, sfb_tmem, a, b, N, accumulate, std::move(after), who(f) + " at " + loc(at)};
+  // The cells it touches: D (layout D, all 128 lanes), and the scale factors it reads. Copies of
+  // other threads that this MMA is ordered after by fence + synchronisation + fence (a pipelined
+  // pair across threads, PTX ISA §9.7.16.6.4.3) come back in `after` and are performed first.
+  std::vector<std::pair<Cta*, TmemUse>> uses;
+  const char* roles[3] = {"accumulator D", "scale factors of A", "scale factors of B"};
+  const uint32_t cols[3][2] = {{d_col, N}, {sf[0].col, sf[0].ncols}, {sf[1].col, sf[1].ncols}};
+  for (int i = 0; i < 3; ++i) {
+    TmemUse u;
+    or_lanes(u.lanes, 0, 128);
+    u.col0 = cols[i][0];
+    u.ncols = cols[i][1];
+    u.write = i == 0;
+    u.role = roles[i];
+    uses.emplace_back(&cta, u);
+  }
+  TcOp rec;
+  rec.kind = TcKind::kMma;
+  rec.name = "tcgen05.mma.kind::mxf4nvf4";
+  rec.d_tmem = d_tmem;
+  rec.m = kM;
+  rec.n = N;
+  rec.mma_kind = 1;
+  Mxf4Job j{&cta, d_tmem, sfa_tmem, sfb_tmem, a, b, N, accumulate, nullptr, {}, who(f) + " at " + loc(at)};
+  j.rec = tc_issue(rec, std::move(uses), {&f}, &j.after);
   AsyncOp op{[j] { run_mxf4(j); }, 1u << cta.rank, "a tcgen05.mma", &f, at};
   if (timed()) op.t = model_mma(cta, nullptr, kM, N, kM * 32, N * 32, false);  // 64 FP4 = 32 bytes a row
   push_tc_op(f, std::move(op));

@@ -323,6 +323,8 @@ void fiber_entry() {
     b0.arrived = 0;
     b0.generation++;
     b0.completed_time = ++s.clock;
+    b0.tc_done = std::move(b0.tc_acc);
+    b0.tc_acc.clear();
     notify(b0.waiters);
   }
   cluster_thread_exited(f);  // likewise for the cluster barrier
@@ -418,6 +420,7 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
   f->warp = int(t / 32);
   f->lane = int(t % 32);
   f->cta = cta;
+  f->agent = ++s.next_agent;
   f->t = s.admit_time;  // timing model: the CTA starts when the block scheduler places it
   f->traced = s.timed && g_options.trace && f->lane == 0 && trace_cta(*cta);
   f->stack = get_stack();

@@ -1,6 +1,7 @@
 // sim_api.h — what the harness sees of the tcgen05 emulator: options, statistics, failures.
 // (The kernel-facing side, used by common/ptx.cuh in the emulator build, is common/sim/sim.h.)
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,25 @@ const Options& options();
 const Stats& last_stats();
 // Spans of the most recent launch with Options::trace (empty otherwise), on the model clock.
 const tcg::trace::Trace& last_trace();
+// Global memory (common/sim/global_memory.cpp). The emulated kernels reach global memory by raw
+// address (cp.async.bulk sources, the rows of a TMA box, vector stores); the emulator checks every
+// such access against the allocations registered here, like compute-sanitizer's memcheck on a GPU,
+// and reports one outside them (or with nothing registered) as a kernel bug. `bytes` is the size
+// the allocation was asked for. The harness registers its operands and C; a test that launches a
+// kernel registers the buffers it passes, most simply with a GlobalAllocation in scope.
+void register_global(const void* base, size_t bytes, const char* name);  // throws if it overlaps one
+void unregister_global(const void* base);
+class GlobalAllocation {
+ public:
+  GlobalAllocation(const void* base, size_t bytes, const char* name);
+  ~GlobalAllocation();
+  GlobalAllocation(const GlobalAllocation&) = delete;
+  GlobalAllocation& operator=(const GlobalAllocation&) = delete;
+
+ private:
+  const void* base_;
+};
+
 // The timing model's parameters as a Markdown table (quantity, value, unit, kind, source), for
 // docs/performance.md and `stepNN --model-params`.
 std::string model_parameters_markdown();

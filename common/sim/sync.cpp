@@ -19,8 +19,9 @@
 //    the async proxy and the cluster (checked in mbarrier.cpp); a releasing cluster arrive
 //    publishes every init ordered before it. (fence.proxy.async has no wrapper: no step writes
 //    data for the async proxy with plain stores; see docs/emulator.md.)
-// Logical time (Scheduler::clock) advances at every synchronisation; a thread remembers when its
-// last CTA and cluster synchronisation completed, which is how "was the init published before
+// bar.sync, __syncwarp and the cluster barrier also carry the threads' tcgen05 clocks
+// (tmem_hazards.cpp). Logical time (Scheduler::clock) advances at every synchronisation; a thread
+// remembers when its last CTA and cluster synchronisation completed, which is how "was the init published before
 // this use" is decided.
 #include "internal.h"
 
@@ -34,7 +35,7 @@ void note_thread_sync(const char* what, SrcLoc at) {
   Fiber& f = me();
   f.sync_pending_fence = what;
   f.sync_at = at;
-  f.tc_acquire_time = ++g_sched->clock;  // orders other threads' released tcgen05.cp before its MMAs
+  f.sync_time = ++g_sched->clock;  // tma_store.cpp: "synchronised since that fence / wait_group.read"
 }
 
 // A thread synchronisation that other threads will rely on (bar.sync, mbarrier.arrive) is about
@@ -47,7 +48,6 @@ void check_fence_before(const char* what) {
               std::string(what) + " follows " + f.tc_pending_fence + " at " + loc(f.tc_at) +
                   " with no tcgen05.fence::before_thread_sync (or tcgen05.commit) in between, so other threads "
                   "synchronising with this one are not ordered after that tcgen05 operation (PTX ISA §9.7.16.6.4)");
-  if (f.unreleased_cps) release_cps(f);
 }
 
 // A tcgen05 operation is being issued: it must be fenced after any earlier thread sync.
@@ -90,6 +90,8 @@ Cta& pair_peer(Cta& cta, const char* what) {
 
 namespace {
 void complete_cluster_phase(Cluster& cl) {
+  cl.tc_done = std::move(cl.tc_acc);
+  cl.tc_acc.clear();
   cl.phases++;
   cl.arrived = 0;
   cl.completed_time = ++g_sched->clock;
@@ -121,6 +123,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
     fail_here("bad named barrier", "bar.sync thread count " + std::to_string(nthreads) +
                                        " must be a multiple of 32 and at most the block size");
   check_fence_before(nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync");
+  b.tc_acc.join(tc_release_clock(f));
   b.expected = expected;
   b.arrived++;
   // __syncthreads (count 0): threads that already exited count as arrived.
@@ -130,7 +133,10 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
     b.arrived = 0;
     b.generation++;
     b.completed_time = ++g_sched->clock;
+    b.tc_done = std::move(b.tc_acc);
+    b.tc_acc.clear();
     notify(b.waiters);
+    tc_acquire(f, b.tc_done);
     f.cta_sync_time = b.completed_time;
     note_thread_sync(what, at);
     return;
@@ -146,6 +152,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
                std::to_string(bp->arrived + (nthreads ? 0 : cp->exited)) + " of " + std::to_string(bp->expected) +
                " threads have arrived";
       });
+  tc_acquire(f, b.tc_done);
   f.cta_sync_time = b.completed_time;
   note_thread_sync(what, at);
 }
@@ -153,7 +160,14 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
 void syncwarp(SrcLoc at) {
   tick(at);
   check_fence_before("__syncwarp");
-  collective("__syncwarp", nullptr, [](Collective&) {});
+  Fiber* self = &me();
+  collective("__syncwarp", self, [](Collective& c) {  // every lane acquires what every lane released
+    TcClock all;
+    for (void* d : c.data)
+      if (d) all.join(tc_release_clock(*static_cast<Fiber*>(d)));
+    for (void* d : c.data)
+      if (d) tc_acquire(*static_cast<Fiber*>(d), all);
+  });
   note_thread_sync("__syncwarp", at);
 }
 
@@ -210,6 +224,7 @@ void cluster_arrive(bool release, SrcLoc at) {
       }
     }
   }
+  cl.tc_acc.join(tc_release_clock(f));
   f.cluster_arrivals++;
   cl.arrived++;
   if (cl.arrived + cl.exited >= cl.threads) complete_cluster_phase(cl);
@@ -232,6 +247,7 @@ void cluster_wait(SrcLoc at) {
                        std::to_string(cp->threads - cp->exited) + " running threads of the cluster have arrived";
               });
   f.cluster_waits++;
+  tc_acquire(f, cl.tc_done);
   f.cluster_sync_time = f.cta_sync_time = cl.completed_time;
   note_thread_sync("barrier.cluster.wait", at);
 }

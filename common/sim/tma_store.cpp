@@ -133,7 +133,7 @@ void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t
                     "it; the TMA store reads in the async proxy and may see the old bytes. Each writing thread "
                     "fences its stores, then the threads synchronise, then one issues the store (PTX ISA §9.7.12.4, "
                     "memory model §8.6)");
-    if (ch.writer != &f && ch.fenced >= f.tc_acquire_time)
+    if (ch.writer != &f && ch.fenced >= f.sync_time)
       fail_here("TMA store source not ordered after its writer",
                 std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
                     loc(ch.at) + " and fenced, but this thread has not synchronised with it since that "
@@ -145,20 +145,14 @@ void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t
   // before its CTA can exit; the writes need no CTA resource.
   AsyncOp rd{[s] { perform_read(*s); }, 0u, "a TMA store reading its source", &f, at};
   AsyncOp wr{[s] { perform_write(*s); }, 0u, "a TMA store", &f, at};
+  // The rows it writes must lie in C's allocation, as its loads must (compute-sanitizer's memcheck
+  // reports a TMA store through a map larger than its buffer on a GPU).
+  std::vector<std::pair<uint64_t, uint32_t>> segments = box_segments(m, s->c, rank);
+  check_box_in_allocation(segments, "cp.async.bulk.tensor (store; a row of the box, written through the tensor map)");
   if (timed()) {
     TmaRows rows;
     rows.bytes = bytes;
-    const uint32_t n1 = rank > 1 ? m.box[1] : 1, n2 = rank > 2 ? m.box[2] : 1;
-    const int64_t lo = std::max<int64_t>(s->c[0], 0), hi = std::min<int64_t>(int64_t(s->c[0]) + m.box[0], int64_t(m.dims[0]));
-    for (uint32_t i2 = 0; i2 < n2 && hi > lo; ++i2)
-      for (uint32_t i1 = 0; i1 < n1; ++i1) {
-        const int64_t g1 = int64_t(s->c[1]) + i1, g2 = int64_t(s->c[2]) + i2;
-        if ((rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
-          continue;
-        rows.segments.emplace_back(m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
-                                       (rank > 2 ? uint64_t(g2) * m.strides[1] : 0),
-                                   uint32_t(hi - lo) * m.elem_bytes);
-      }
+    rows.segments = std::move(segments);
     s->t_written = model_tma_store(cta, rows, &s->t_read);
     rd.t = s->t_read;
     wr.t = s->t_written;
@@ -242,7 +236,7 @@ void st_shared_generic(uint32_t addr, const uint32_t* v, uint32_t bytes, SrcLoc 
                 "st.shared.v4.b32 writes " + hex(addr) + ", the source of " + describe(s) +
                     ", before a cp.async.bulk.wait_group.read of that thread covered the store; the store may still "
                     "read the buffer and would write the new bytes (or a mix) to global memory (PTX ISA §9.7.9.25.6.2)");
-    if (s.issuer != &f && s.released >= f.tc_acquire_time)
+    if (s.issuer != &f && s.released >= f.sync_time)
       fail_here("shared memory overwritten under a TMA store",
                 "st.shared.v4.b32 writes " + hex(addr) + ", the source of " + describe(s) +
                     "; that thread's wait_group.read covered the store, but this thread has not synchronised with it "

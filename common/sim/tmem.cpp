@@ -209,6 +209,7 @@ void do_dealloc(const std::vector<Cta*>& ctas, TwoArgs a0) {
     for (size_t i = 0; i < cta->allocs.size() && !found; ++i)
       if (cta->allocs[i].col == col && cta->allocs[i].ncols == a0.b && tcg::tmem_lane(a0.a) == 0) {
         cta->allocs.erase(cta->allocs.begin() + long(i));
+        tc_forget_columns(*cta, col, a0.b);
         found = true;
       }
     if (!found)
@@ -327,6 +328,20 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
                     std::to_string(32 * quarter) + ", " + std::to_string(32 * quarter + 32) + ") (warp % 4 = " +
                     std::to_string(quarter) + ")");
     tmem_check_range(cta, lane0, nlanes, col0, ncols, name);
+    // Ordering against the async tcgen05 operations on these cells (tmem_hazards.cpp): every lane
+    // of the warp must be ordered after an MMA that writes them (commit + wait, §9.7.16.6.4.4).
+    std::vector<Fiber*> lanes;
+    for (void* d : c.data)
+      if (d) lanes.push_back(static_cast<Args*>(d)->fiber);
+    TmemUse src;
+    or_lanes(src.lanes, lane0, nlanes);
+    src.col0 = col0;
+    src.ncols = ncols;
+    src.role = "source";
+    TcOp rec;
+    rec.kind = TcKind::kLd;
+    rec.name = name;
+    tc_issue(rec, {{&cta, src}}, lanes, nullptr);
     auto batch = std::make_shared<LdBatch>();
     cta.pending_lds.push_back(batch);
     batch->cta = &cta;
@@ -357,7 +372,9 @@ void tmem_wait_ld(SrcLoc at) {
   tick(at);
   Fiber& f = me();
   tcgen05_op("tcgen05.wait::ld");
-  collective("tcgen05.wait::ld", nullptr, [](Collective&) {}, /*full_warp=*/true);
+  Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];
+  collective("tcgen05.wait::ld", nullptr, [&lane0](Collective&) { lane0.ld_waits++; }, /*full_warp=*/true);
+  tc_ld_waited(f);  // this warp's loads so far are complete, as this thread knows (§9.7.16.6.2.3)
   if (timed()) {
     double done = f.t;
     for (const auto& b : f.pending_ld) done = std::max(done, b->t_done);

@@ -58,6 +58,7 @@ inline constexpr uint32_t kBoxBytes = 2048, kBoxElems = kBoxBytes / 2;
 struct Boxes {
   std::vector<uint16_t> data = small_int_matrix(32, 64, 7);
   CUtensorMap map = map2d(data.data(), 32, 64, 16, false);
+  tcsim::GlobalAllocation reg{data.data(), data.size() * 2, "Boxes"};
   Boxes() {
     for (uint16_t& h : data) h = bf16(from_bf16(h) + 5);  // [-4, 4] -> [1, 9]: never 0xFFFF poison
   }

@@ -54,6 +54,15 @@ inline std::string sim_error(F&& f) {
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// The emulator checks every raw global access of a kernel (TMA box rows, cp.async.bulk sources,
+// 16-byte stores) against the registered allocations (common/sim/global_memory.cpp), as the
+// harness registers its operands: a test registers the host buffers it passes to a kernel for as
+// long as the launch runs, e.g. `const auto reg_a = registered(a, "A");`.
+template <class T>
+inline tcsim::GlobalAllocation registered(const std::vector<T>& v, const char* name) {
+  return tcsim::GlobalAllocation(v.data(), v.size() * sizeof(T), name);
+}
+
 // The emulator prints addresses as "0x%llx".
 inline std::string hex(uint64_t v) {
   char b[32];

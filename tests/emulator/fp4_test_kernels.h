@@ -178,8 +178,12 @@ inline __global__ void fp4_case_kernel(Fp4Case c) {
       const uint32_t sfb_col = (j == 0 && c.sfb_col >= 0) ? uint32_t(c.sfb_col) : kSfbCol + 8 * j;
       const uint32_t sfb = tcg::tmem_offset(tmem, 0, sfb_col);
       tcg::mma_mxf4nvf4_block16_ss(tmem, ad, bd, idesc, sfa, sfb, /*accumulate=*/j > 0);
-      if (c.fault == Fault::kScalesFromD)  // BUG: B's scales taken from the accumulator columns
+      if (c.fault == Fault::kScalesFromD) {  // BUG: B's scales taken from the accumulator columns
+        tcg::mma_commit(cp_done);  // (after the first MMA completed: otherwise a TMEM hazard, mma -> mma)
+        tcg::mbarrier_wait_parity(cp_done, 0);
+        tcg::tcgen05_fence_after_thread_sync();
         tcg::mma_mxf4nvf4_block16_ss(tcg::tmem_offset(tmem, 0, 128), ad, bd, idesc, sfa, tmem, false);
+      }
     }
     if (c.fault == Fault::kMmaBeforeCp) issue_cps();  // BUG: the MMA was issued before its copies
     tcg::mma_commit(done);

@@ -88,6 +88,7 @@ struct Box {
 };
 
 inline std::string run_tma_case(const Box& box, TmaCase t, uint32_t smem_bytes = 16384 + tcg::kSmemAlignSlack) {
+  const auto reg = registered(box.data, "box");
   return sim_error([&] {
     tcg::launch_kernel(tma_case_kernel, tcg::LaunchDims{dim3(1), dim3(32), smem_bytes}, nullptr, box.map, t);
   });

@@ -208,6 +208,7 @@ inline CaseResult run_case(MmaCase c, const Operands& op, bool images = false) {
   }
   const CUtensorMap ma = tile_map(op.a.data(), 128, op.k, c.span);
   const CUtensorMap mb = tile_map(op.b.data(), op.n, op.k, c.span);
+  const auto reg_a = registered(op.a, "A"), reg_b = registered(op.b, "B");
   tcg::launch_kernel(mma_case_kernel, tcg::LaunchDims{dim3(1), dim3(128), kCaseSmem}, nullptr, ma, mb, c);
   return r;
 }

@@ -140,6 +140,7 @@ TEST_CASE("cluster: cta_group::2 MMA (M = 256 layout A, M = 128 layout B) bitwis
         }
     const CUtensorMap ma = map2d(a.data(), sh.m, kPairK, sh.m / 2, true);
     const CUtensorMap mb = map2d(b.data(), sh.n, kPairK, sh.n / 2, true);
+    const auto reg_a = registered(a, "A"), reg_b = registered(b, "B");
     for (bool tma : {false, true})
       for (uint64_t seed : kSeeds) {
         INFO("m " << sh.m << " n " << sh.n << " ctas " << sh.ctas << " tma " << tma << " seed " << seed);

@@ -286,7 +286,7 @@ __global__ void bug_kernel(const __grid_constant__ CUtensorMap map, int bug) {
 }
 
 std::string run_bug(uint64_t seed, int bug, int ctas = 2) {
-  static const Boxes boxes;
+  const Boxes boxes;
   return run_at(seed, bug_kernel, cluster_launch(uint32_t(ctas), 64, 8192), boxes.map, bug);
 }
 

@@ -68,6 +68,7 @@ __global__ void bulk_copy_kernel(const uint8_t* src, uint32_t bytes, uint32_t ex
 
 std::string run_bulk(const std::vector<uint8_t>& src, uint32_t bytes, uint32_t expect, uint32_t dst_off,
                      std::vector<uint8_t>& out) {
+  const auto reg = registered(src, "src");
   return sim_error([&] {
     tcg::launch_kernel(bulk_copy_kernel, tcg::LaunchDims{dim3(1), dim3(64), 8192 + 64 + tcg::kSmemAlignSlack}, nullptr,
                        src.data(), bytes, expect, dst_off, out.data());

@@ -122,6 +122,7 @@ TEST_CASE("rules: exiting with a commit arrival still in flight is reported unde
 
 TEST_CASE("rules: a 16-byte store must be 16-byte aligned") {
   alignas(16) uint8_t buf[64] = {};
+  const tcsim::GlobalAllocation reg(buf, sizeof buf, "buf");
   CHECK(sim_error([&] { tcg::launch_kernel(vector_store_kernel, tcg::LaunchDims{dim3(1), dim3(32), 0}, nullptr, buf + 16); }) ==
         "");
   for (int off : {2, 8}) {

@@ -106,13 +106,13 @@ struct TimingScope {
 };
 
 // `bytes` of "global memory" whose first byte sits `offset` bytes past a 1024-byte boundary.
-struct GlobalBuf {
+struct GlobalBuf {  // registered with the emulator, whose global-memory bounds checks it passes
   std::vector<uint8_t> raw;
   uint8_t* p = nullptr;
-  GlobalBuf(size_t bytes, size_t offset = 0) : raw(bytes + 2048) {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(raw.data());
-    p = raw.data() + ((1024 - a % 1024) % 1024) + offset;
-  }
+  tcsim::GlobalAllocation reg;
+  GlobalBuf(size_t bytes, size_t offset = 0)
+      : raw(bytes + 2048), p(raw.data() + ((1024 - reinterpret_cast<uintptr_t>(raw.data()) % 1024) % 1024) + offset),
+        reg(p, bytes, "GlobalBuf") {}
 };
 
 // The spans of the last launch's trace with category `cat` whose name starts with `prefix`.

@@ -96,8 +96,12 @@ struct Plane {
   int rows, cols;
   std::vector<uint16_t> storage;
   uint16_t* v;  // C[0][0]
+  // Only C is registered with the emulator (common/sim/global_memory.cpp), not the guard rows: a
+  // store row outside the tensor's bounds is reported before it could reach them.
+  tcsim::GlobalAllocation registered_c;
   Plane(int r, int c)
-      : rows(r), cols(c), storage(size_t(r + 2 * kGuardRows) * c, kSentinel), v(storage.data() + size_t(kGuardRows) * c) {}
+      : rows(r), cols(c), storage(size_t(r + 2 * kGuardRows) * c, kSentinel), v(storage.data() + size_t(kGuardRows) * c),
+        registered_c(v, size_t(r) * c * 2, "C") {}
 };
 
 tcg::TiledMap store_map(Plane& c, uint32_t box0, uint32_t box1, tcg::TmaSwizzle sw) {
@@ -233,6 +237,7 @@ TEST_CASE("TMA store: wait_group.read N frees all but the N newest groups' buffe
   t.box[1] = 32;
   t.swizzle = tcg::TmaSwizzle::k128B;
   const CUtensorMap map = tcg::make_tensor_map(t);
+  const auto reg_c = tcg_test::registered(c, "C");
   for (uint64_t seed : {1, 2, 4}) {
     Seed s(seed);
     for (int b = 0; b < 2; ++b) {
@@ -296,3 +301,29 @@ TEST_CASE("TMA store: exiting before the store is committed and waited for, a ba
   INFO(err);
   CHECK(contains(err, "shared memory out of bounds"));
 }
+
+// The rows a TMA store writes are checked against the allocation, as its loads are: a box past
+// the tensor's edge is clipped (no access), but a tensor map that describes more rows than its
+// buffer holds writes past the buffer's end, which compute-sanitizer reports on a GPU.
+TEST_CASE("TMA store: a tensor map larger than its buffer is reported at the store") {
+  Seed s(1);
+  Plane c(40, 104);
+  tcg::TiledMap t = store_map(c, 64, 32, tcg::TmaSwizzle::k128B);
+  t.dims[1] = 48;  // 8 rows more than C (the guard rows lie there, unregistered)
+  const CUtensorMap map = tcg::make_tensor_map(t);
+  uint16_t dummy = 0;
+  const auto launch = [&](int c1) {
+    return sim_error([&] {
+      tcg::launch_kernel(store_box_kernel, tcg::LaunchDims{dim3(1), dim3(32), 64 * 1024 + 1024}, nullptr, map, 64u, 32u,
+                         tcg::tma_swizzle_span(tcg::TmaSwizzle::k128B), 8, c1, int(kCorrect), c.v, &dummy, 0u);
+    });
+  };
+  CHECK(launch(0) == "");  // rows 0-31: inside C
+  CHECK(c.v[8] == box_value(0, 0));
+  const std::string err = launch(16);  // rows 16-47: rows 40-47 lie past C's end
+  INFO(err);
+  CHECK(contains(err, "tcsim: global memory access out of bounds"));
+  CHECK(contains(err, "store; a row of the box, written through the tensor map"));
+  CHECK(contains(err, "C"));
+}
+

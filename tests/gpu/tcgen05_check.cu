@@ -28,6 +28,9 @@
 
 #include "../../common/kernel_common.cuh"
 #include "probe_cases.h"
+#if defined(TCG_SIM)
+#include "../../common/sim/sim_api.h"  // tcsim::GlobalAllocation
+#endif
 
 namespace TCG_BUILD_NS {
 
@@ -235,10 +238,18 @@ inline LaunchDims pair_dims() {
   return d;
 }
 
-// Host side, one per build: GPU (device buffers, bounded wait) or emulator (host memory).
+// Host side, one per build: GPU (device buffers, bounded wait) or emulator (host memory). The
+// emulator checks a kernel's raw global accesses against the buffers registered with it
+// (common/sim/global_memory.cpp), as cudaMalloc's bounds are checked by compute-sanitizer.
 #if defined(TCG_SIM)
+template <class T>
+tcsim::GlobalAllocation registered(const std::vector<T>& v, const char* name) {
+  return tcsim::GlobalAllocation(v.data(), v.size() * sizeof(T), name);
+}
 void run_mma_case(const probe::Case& c, std::vector<uint32_t>& out) {
   out.assign(size_t(probe::kProbeThreads) * c.read.ncols, 0xFFFFFFFFu);  // NaN poison
+  const auto reg_ops = registered(c.ops, "ops"), reg_image = registered(c.image, "image"),
+             reg_out = registered(out, "out");
   LaunchDims d;
   d.grid = dim3(1);
   d.block = dim3(probe::kProbeThreads);
@@ -250,6 +261,7 @@ void run_pair_case(const probe::PairCase& p, std::vector<uint32_t>& out) {
   out.assign(2 * size_t(probe::kProbeThreads) * p.c.read.ncols, 0xFFFFFFFFu);
   const CUtensorMap ma = make_tensor_map(pair_map(p.a.data(), p.M, p.M / 2));
   const CUtensorMap mb = make_tensor_map(pair_map(p.b.data(), p.N, p.N / 2));
+  const auto reg_a = registered(p.a, "A"), reg_b = registered(p.b, "B"), reg_out = registered(out, "out");
   launch_kernel(pair_probe, pair_dims(), nullptr, ma, mb, p.M, p.N, p.c.read, out.data());
 }
 // Two emulated SMs, so that the CTAs share them (up to 4 resident at once on each, TMEM permitting).
@@ -264,6 +276,7 @@ void run_alloc(uint32_t ctas, uint32_t ncols, uint32_t hold_iters, std::vector<p
     ~Sms() { tcsim::set_options(saved); }
   } sms;
   recs.assign(ctas, probe::AllocRecord{});
+  const auto reg_recs = registered(recs, "records");
   LaunchDims d;
   d.grid = dim3(ctas);
   d.block = dim3(probe::kProbeThreads);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "../../common/kernel_common.cuh"
+#include "../../common/sim/sim_api.h"  // tcsim::GlobalAllocation (the host side registers its matrix)
 
 namespace TCG_BUILD_NS {
 
@@ -210,6 +211,8 @@ int check_stores() {
     // Emulator
     tcg::TiledMap e = t;
     e.base = emu.data() + size_t(kGuard) * c.cols;
+    // C (not its guard rows) registered with the emulator: a store row outside it is reported.
+    const tcsim::GlobalAllocation emu_c(e.base, size_t(c.rows) * c.cols * 2, "C");
     std::string emu_error;
     try {
       sim::probe_store(e, c.c0, c.c1, image.data());
@@ -274,6 +277,9 @@ int main() {
   // Distinct BF16 bit patterns (never 0, so zero fill is visible), 16 extra rows of slack.
   std::vector<uint16_t> host(size_t(300 + 16) * K);
   for (size_t i = 0; i < host.size(); ++i) host[i] = uint16_t(0x3C00 + (i * 2654435761u >> 7) % 0x3000);
+  // The emulator checks the rows a box reads against the allocations registered with it (the
+  // harness does this for the steps' operands).
+  const tcsim::GlobalAllocation host_registered(host.data(), host.size() * 2, "matrix");
   uint16_t* dev_matrix = nullptr;
   uint8_t* dev_out = nullptr;
   CUDA_CHECK(cudaMalloc(&dev_matrix, host.size() * 2));

@@ -63,7 +63,7 @@ EOF
         if [ $rc = 1 ] && grep -qF "${expect#diag:}" <<<"$out"; then ok=1; how="seed $seed: \"${expect#diag:}\""; fi ;;
       wrong)
         if [ $rc = 1 ] && grep -qE "check: +FAIL|tcsim: " <<<"$out"; then
-          ok=1; how="seed $seed: $(grep -oE 'FAIL: [0-9]+ of [0-9]+ elements wrong|tcsim: [a-z -]+' <<<"$out" | head -1)"; fi ;;
+          ok=1; how="seed $seed: $(grep -oE 'FAIL: [0-9]+ of [0-9]+ elements wrong|tcsim: [A-Za-z0-9 -]+' <<<"$out" | head -1)"; fi ;;
     esac
     [ $ok = 1 ] && break
   done
@@ -215,6 +215,21 @@ ARGS=$S6_ARGS case_ s06-release-before-last-load $S6 wrong \
   '      tcgen05_fence_before_thread_sync();
       if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
       accum.advance' '      accum.advance'
+# The subtler form: released after the last tcgen05.ld is issued but before its tcgen05.wait::ld.
+# The fence does not wait for the load (ld -> mma is not a pipelined pair, PTX ISA §9.7.16.6.2;
+# the load must complete before the signal, §9.7.16.6.4.4): a TMEM hazard at the next MMA into
+# that accumulator, under every seed (before issue 22 no seed of 1-12 caught it).
+ARGS=$S6_ARGS case_ s06-release-before-last-wait-ld $S6 "diag:TMEM hazard between asynchronous tcgen05 operations" \
+  '        tmem_ld_32x32b_x16(tmem_offset(acc_tmem, 0, uint32_t(col)), r);
+' '        tmem_ld_32x32b_x16(tmem_offset(acc_tmem, 0, uint32_t(col)), r);
+        if (col == BLOCK_N - 16) {  // "the last load is issued: the accumulator can go"
+          tcgen05_fence_before_thread_sync();
+          if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+        }
+' \
+  '      tcgen05_fence_before_thread_sync();
+      if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
+      accum.advance' '      accum.advance'
 ARGS=$S6_ARGS case_ s06-mma-ignores-tmem-empty $S6 wrong \
   '        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1,
                              trace.span_elected(Phase::kWaitTmemEmpty, accum.slot));
@@ -260,6 +275,20 @@ case_ s07-epilogue-wrong-column $S7 wrong \
   'tmem_offset(tmem_accum, quarter * 32, col)' 'tmem_offset(tmem_accum, quarter * 32, col + 1)'
 case_ s07-expect-tx-without-scales $S7 wrong \
   'AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b' 'AB_STAGE_BYTES'
+# The two of issue 22. One set of TMEM scale columns for every stage: the tcgen05.cp of the next
+# k-tile overwrites scales an earlier MMA may still read (mma -> cp is not a pipelined pair, PTX ISA
+# §9.7.16.6.2), caught at the copy under every seed. A whole stage of scale atoms fetched for the
+# last k-tile too: with K = 1088 (17 k-steps) the bulk copy of the last row block reads 1.5 KiB past
+# the end of the scale array (a memcheck error on a GPU), caught at the copy.
+case_ s07-one-set-of-scale-columns $S7 "diag:TMEM hazard between asynchronous tcgen05 operations" \
+  'const uint32_t sf_cols = SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;' \
+  'const uint32_t sf_cols = SF_TMEM_BASE;  // "the scales are copied right before their MMAs"'
+ARGS="--m 256 --n 256 --k 1088 --inputs integer" case_ s07-scale-copy-whole-stage $S7 \
+  "diag:global memory access out of bounds" \
+  'const uint32_t sf_bytes_a = ksteps_of(kt) * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;' \
+  'const uint32_t sf_bytes_a = SFA_STAGE_BYTES;  // "always a whole stage of atoms"' \
+  'const uint32_t sf_bytes_b = ksteps_of(kt) * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;' \
+  'const uint32_t sf_bytes_b = SFB_STAGE_BYTES;'
 
 # step 08 (TMA-store epilogue). 8 tiles of 256 x 256 on 2 CTA pairs (--sim-sms 4), N % 8 == 0 so the
 # TMA-store path runs: 2 tiles per accumulator, 32 sub-tiles per epilogue warp through its 2 buffers.

@@ -129,6 +129,18 @@ $(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
 gpu-check: $(BUILD)/tests/tma_check
 	$(BUILD)/tests/tma_check
 
+# The timing model's microbenchmarks (tests/gpu/micro.cu; docs/timing_model.md): on a GPU of
+# compute capability >= 9.0 they append rows to results/micro_<gpu>.csv; `micro --sim
+# [--model-params FILE]` runs the same kernels in the timing model. CALIBRATE_ARGS e.g. --only ring
+.PHONY: calibrate
+$(BUILD)/tests/micro: tests/gpu/micro.cu $(COMMON_OBJS) | $(BUILD)/tests
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
+	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
+
+calibrate: $(BUILD)/tests/micro
+	$(BUILD)/tests/micro $(CALIBRATE_ARGS)
+
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <unordered_map>
 
 #include "internal.h"
@@ -61,10 +62,17 @@ enum ParamId {
   kTmemAllocCycles,
   kCtaLaunchNs,
   kWarpMmaCycles,
+  kSms,
+  kStoreLineCycles,
+  kChipWriteSectorsPerNs,
+  kCtaSetupNs,
+  kTmaRowCycles,
   kNumParams
 };
 
-const Param kParams[kNumParams] = {
+// The table the model runs with: kDefaultParams (the B200 set), or a file's values
+// (load_model_params, `--model-params FILE`).
+const Param kDefaultParams[kNumParams] = {
     {"SM clock", 1.86, "GHz", "derived",
      "2.25 PFLOPS dense BF16 (spec, glennklockwood.com/garden/processors/B200) / (148 SMs x 8192 FLOP/clk)"},
     {"tcgen05.mma issue interval", 0.5, "cycles per unit of N", "measured",
@@ -95,9 +103,26 @@ const Param kParams[kNumParams] = {
     {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
     {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
      "placeholder, not shared between warps, not published; --predict refuses step 00 (its global loads are not timed either)"},
+    {"SMs", 148, "SMs", "spec", "74 of 80 per die enabled (chipsandcheese B200 article); the SM count --predict runs with"},
+    {"store: SM cycles per 128-byte line a warp store touches", 1, "cycles", "estimate", "set in the calibration commit"},
+    {"store: chip L2 write rate", 100, "sectors/ns", "estimate", "set in the calibration commit"},
+    {"CTA setup", 0, "ns", "estimate", "set in the calibration commit"},
+    {"TMA: SM cycles per box row", 0, "cycles", "estimate", "set in the calibration commit"},
 };
 
-double p(ParamId id) { return kParams[id].value; }
+Param g_params[kNumParams];
+std::vector<std::string> g_param_sources;  // storage for sources read from a file
+bool g_params_ready = false;
+void ensure_params() {
+  if (g_params_ready) return;
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
+  g_params_ready = true;
+}
+
+double p(ParamId id) {
+  ensure_params();
+  return g_params[id].value;
+}
 double cyc(double cycles) { return cycles / p(kClockGHz); }  // cycles -> ns
 
 // ---------------------------------------------------------------------------------------------
@@ -343,11 +368,94 @@ const tcg::trace::Trace& last_trace() { return g_trace; }
 std::string model_parameters_markdown() {
   std::string out = "| parameter | value | unit | kind | source |\n|---|---|---|---|---|\n";
   char v[32];
-  for (const Param& q : kParams) {
+  ensure_params();
+  for (const Param& q : g_params) {
     snprintf(v, sizeof v, "%g", q.value);
     out += std::string("| ") + q.name + " | " + v + " | " + q.unit + " | " + q.kind + " | " + q.source + " |\n";
   }
   return out;
+}
+
+}  // namespace tcsim
+
+namespace tcsim {
+
+// A parameter file: one parameter a line, `name = value` or `name = value ; kind ; source`, with
+// the names --model-params prints; `#` starts a comment line; parameters not named keep their B200
+// value. Every line is checked before any value is taken, so a bad file changes nothing.
+std::string load_model_params(const std::string& path) {
+  ensure_params();
+  std::ifstream in(path);
+  if (!in) return "--model-params: cannot read '" + path + "'";
+  Param next[kNumParams];
+  for (int i = 0; i < kNumParams; ++i) next[i] = g_params[i];
+  std::vector<std::string> sources;
+  sources.reserve(2 * kNumParams);
+  std::string line;
+  int lineno = 0;
+  auto trim = [](std::string x) {
+    const size_t a = x.find_first_not_of(" \t\r"), b = x.find_last_not_of(" \t\r");
+    return a == std::string::npos ? std::string() : x.substr(a, b - a + 1);
+  };
+  std::vector<std::pair<int, std::array<std::string, 2>>> texts;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos) return where + "expected 'name = value', got '" + t + "'";
+    const std::string name = trim(t.substr(0, eq));
+    std::string rest = t.substr(eq + 1), kind, source;
+    const size_t semi = rest.find(';');
+    if (semi != std::string::npos) {
+      const std::string tail = rest.substr(semi + 1);
+      rest = rest.substr(0, semi);
+      const size_t semi2 = tail.find(';');
+      kind = trim(tail.substr(0, semi2));
+      source = semi2 == std::string::npos ? "" : trim(tail.substr(semi2 + 1));
+    }
+    int id = -1;
+    for (int i = 0; i < kNumParams; ++i)
+      if (name == kDefaultParams[i].name) id = i;
+    if (id < 0) return where + "unknown parameter '" + name + "' (--model-params prints the names)";
+    const std::string v = trim(rest);
+    char* end = nullptr;
+    const double value = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(value) || value < 0)
+      return where + "'" + v + "' is not a non-negative number (parameter '" + name + "')";
+    if ((id == kClockGHz || id == kSms || id == kL2BytesPerNs || id == kHbmBytesPerNs || id == kTmaSmBytesPerNs ||
+         id == kStoreBytesPerCycle || id == kChipWriteSectorsPerNs || id == kTmemLdBytesPerCycle ||
+         id == kSmemOperandBytesPerCycle || id == kSectorBytes) && value == 0)
+      return where + "parameter '" + name + "' is a rate or a count and cannot be 0";
+    if (kind.size() && kind != "spec" && kind != "measured" && kind != "derived" && kind != "estimate")
+      return where + "kind '" + kind + "' is not one of spec, measured, derived, estimate";
+    next[id].value = value;
+    texts.push_back({id, {kind, source}});
+  }
+  g_param_sources.clear();
+  g_param_sources.reserve(2 * texts.size());
+  for (auto& [id, ks] : texts) {
+    g_param_sources.push_back(ks[0]);
+    if (!ks[0].empty()) next[id].kind = g_param_sources.back().c_str();
+    g_param_sources.push_back(ks[1]);
+    if (!ks[1].empty()) next[id].source = g_param_sources.back().c_str();
+  }
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = next[i];
+  return "";
+}
+
+double model_param(const std::string& name) {
+  ensure_params();
+  for (const Param& q : g_params)
+    if (name == q.name) return q.value;
+  throw SimError("tcsim: no timing-model parameter named '" + name + "'");
+}
+
+void reset_model_params() {
+  ensure_params();
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
+  g_param_sources.clear();
 }
 
 }  // namespace tcsim

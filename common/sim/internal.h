@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../descriptors.h"
@@ -181,6 +182,8 @@ struct Fiber {
   std::vector<OpenPhase> open_phases;  // trace_phase begin, not yet ended (innermost last)
   double ld_start = -1;              // tcgen05.ld issued, not yet waited for (trace)
   double store_start = -1, store_end = -1;  // the run of global stores being recorded (trace)
+  uint64_t global_stores = 0;               // timing model: this thread's global store instructions so far
+  double store_drain = 0;                   // timing model: when its last global store reaches L2
 };
 
 // A warp-collective (.sync.aligned) instruction in progress.
@@ -352,6 +355,18 @@ double model_remote_arrive_ns();
 double model_warp_mma(Cta& cta);
 double model_tmem_alloc_ns();
 double model_cta_launch_ns();
+// Global stores per warp instruction (timing.cpp): the charge of one instruction given the bytes
+// it writes in each 32-byte sector; model_global_store joins a lane's store to its warp's
+// instruction; model_thread_exit waits for the thread's stores to drain before it exits.
+struct StoreCharge {
+  double lines = 0, sector_units = 0;  // 128-byte lines touched; sectors, partial ones weighted
+  double sm_ns = 0, chip_ns = 0;       // time on the SM's store path and on the chip's L2 write path
+};
+StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes);
+void model_global_store(Fiber& f, const void* addr, uint32_t bytes);
+void model_thread_exit(Fiber& f);
+double model_mbar_handoff_extra_ns();  // mbarrier hand-off beyond the generic wake-up
+double model_fence_init_ns();          // fence.mbarrier_init (CTA setup)
 // Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
 bool trace_cta(const Cta& cta);
 uint32_t linear_cta(const Cta& cta);

@@ -106,8 +106,10 @@ void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc
   if (timed()) {  // global memory (not this CTA's shared memory) goes through the SM's path to L2
     Fiber& f = me();
     const uint8_t* q = static_cast<const uint8_t*>(p);
-    if (q < f.cta->smem || q >= f.cta->smem + f.cta->smem_bytes + 1024)
-      model_global_access(f, bytes, strstr(what, "store") != nullptr);
+    if (q < f.cta->smem || q >= f.cta->smem + f.cta->smem_bytes + 1024) {
+      if (strstr(what, "store") != nullptr) model_global_store(f, p, bytes);
+      else model_global_access(f, bytes, false);
+    }
   }
 }
 

@@ -114,7 +114,7 @@ namespace {
 void set_emulator_options(const Options& o) {
   tcsim::Options so = tcsim::options();
   so.seed = o.sim_seed;
-  so.num_sms = o.sim_sms;
+  so.num_sms = o.sim_sms_given ? o.sim_sms : int(tcsim::model_param("SMs"));
   so.ctas_per_sm = o.sim_ctas_per_sm;
   // The B200 timing model (docs/timing_model.md): for --predict (timing only: no arithmetic)
   // and for --trace (with arithmetic, so the run is still verified).
@@ -294,7 +294,16 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       std::fprintf(stderr, "%s\n", parsed.error.c_str());
       return 2;
     }
-    if (parsed.options.model_params) {
+    const std::string& params_file = parsed.options.model_params_file;
+    if (!params_file.empty()) {
+      const std::string err = tcsim::load_model_params(params_file);
+      if (!err.empty()) {
+        std::fprintf(stderr, "%s: %s\n", prog.c_str(), err.c_str());
+        return 2;
+      }
+    }
+    if (parsed.options.model_params ||
+        (!params_file.empty() && !parsed.options.predict && parsed.options.trace_path.empty())) {
       std::fputs(tcsim::model_parameters_markdown().c_str(), stdout);
       return 0;
     }

@@ -341,6 +341,7 @@ void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp);
 void model_spend(Fiber& f, double ns);
 double ns_per_instruction();
 double wake_ns();
+double wake_ns(const char* wait_label);  // the wake-up of this waiter (mbarrier waits: the hand-off)
 // Completion times of asynchronous work issued now by the running thread (all in ns).
 struct TmaRows {  // one TMA box / bulk copy, as the memory system sees it
   uint64_t bytes = 0;                  // delivered (complete_tx) bytes
@@ -365,7 +366,6 @@ struct StoreCharge {
 StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes);
 void model_global_store(Fiber& f, const void* addr, uint32_t bytes);
 void model_thread_exit(Fiber& f);
-double model_mbar_handoff_extra_ns();  // mbarrier hand-off beyond the generic wake-up
 double model_fence_init_ns();          // fence.mbarrier_init (CTA setup)
 // Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
 bool trace_cta(const Cta& cta);

@@ -217,15 +217,13 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
   check_mbar_published(*b, bar, false, false, "mbarrier.try_wait.parity");
   // try_wait.parity(P) succeeds once the phase with parity P has completed, i.e. when the
   // current phase's parity is no longer P (PTX ISA §9.7.13.15.16).
-  const bool blocks = (b->phase & 1) == parity;
-  if (blocks) g_stats.barrier_waits++;
+  if ((b->phase & 1) == parity) g_stats.barrier_waits++;
   f.wait_label = "mbarrier wait";
   block_until(b->waiters, [b, parity] { return (b->phase & 1) != parity; },
               [b, bar, parity] {
                 return "mbarrier.try_wait.parity on the mbarrier at " + hex(bar) + " for parity " +
                        std::to_string(parity) + "; " + describe_mbar(*b) + " (initialised at " + loc(b->init_at) + ")";
               });
-  if (blocks && timed()) model_spend(f, model_mbar_handoff_extra_ns());  // the try_wait loop noticing the flip
   f.cta_sync_time = ++g_sched->clock;
   note_thread_sync("mbarrier.try_wait.parity", at);
 }

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <tuple>
 #include <unordered_map>
@@ -194,6 +195,11 @@ namespace detail {
 
 double ns_per_instruction() { return cyc(p(kInstructionCycles)); }
 double wake_ns() { return cyc(p(kWakeCycles)); }
+// A blocked mbarrier.try_wait loop resumes a measured hand-off after the phase completes; other
+// waits (CTA and named barriers, warp collectives) the generic wake-up.
+double wake_ns(const char* wait_label) {
+  return wait_label && !strcmp(wait_label, "mbarrier wait") ? cyc(p(kMbarHandoffCycles)) : wake_ns();
+}
 double model_remote_arrive_ns() { return cyc(p(kRemoteArriveCycles)); }
 double model_tmem_alloc_ns() { return cyc(p(kTmemAllocCycles)); }
 double model_cta_launch_ns() { return p(kCtaLaunchNs); }
@@ -361,7 +367,6 @@ void model_thread_exit(Fiber& f) {
   if (f.store_drain > f.t) model_spend(f, f.store_drain - f.t);
 }
 
-double model_mbar_handoff_extra_ns() { return cyc(std::max(0.0, p(kMbarHandoffCycles) - p(kWakeCycles))); }
 double model_fence_init_ns() { return cyc(p(kFenceInitCycles)); }
 
 // ---------------------------------------------------------------------------------------------

@@ -514,7 +514,7 @@ int main(int argc, char** argv) {
       if (!only.empty() && std::string(mc.name).find(only) == std::string::npos) continue;
       const auto [us, span] = sim::run_case(mc, sms);
       const double bytes = case_bytes(mc, sms);
-      std::printf("%s,%d,%.3f,%.3f,%.0f,%.1f\n", mc.name, mc.grid < 0 ? sms : mc.grid, us, span, bytes,
+      std::printf("\"%s\",%d,%.3f,%.3f,%.0f,%.1f\n", mc.name, mc.grid < 0 ? sms : mc.grid, us, span, bytes,
                   bytes > 0 && us > 0 ? bytes / us / 1000.0 : 0.0);
       std::fflush(stdout);
     }
@@ -557,7 +557,7 @@ int main(int argc, char** argv) {
     const auto [us, span] = gpu::run_case(mc, sms);
     const double bytes = case_bytes(mc, sms);
     const std::string seen = run_cmd("nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits 2>/dev/null");
-    std::fprintf(out, "%s,%d,%s,%d,%d,%d,%s,%s,%s,%s,%d,%.3f,%.3f,%.0f,%.1f\n", gpu.c_str(), sms, driver_str.c_str(), runtime,
+    std::fprintf(out, "%s,%d,%s,%d,%d,%d,%s,%s,%s,\"%s\",%d,%.3f,%.3f,%.0f,%.1f\n", gpu.c_str(), sms, driver_str.c_str(), runtime,
                  clock_khz / 1000, mem_khz / 1000, seen.c_str(), date, TCG_GIT_REV, mc.name, mc.grid < 0 ? sms : mc.grid, us,
                  span, bytes, bytes > 0 && us > 0 ? bytes / us / 1000.0 : 0.0);
     std::printf("%-58s grid %5d  %9.3f us  CTA span %8.3f us  %8.1f GB/s\n", mc.name, mc.grid < 0 ? sms : mc.grid, us, span,

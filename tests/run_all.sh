@@ -31,6 +31,7 @@ suite "build separation" bash tests/check_symbols.sh
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh
+suite "microbenchmarks in the timing model" bash tests/run_micro_sim.sh
 suite "break it" bash tests/break_it.sh
 suite "plots" bash plots/check_plots.sh
 echo "tests: $passed passed, $failed failed"

@@ -436,6 +436,11 @@ const std::vector<MicroCase>& cases() {
       {"ring BN=128 7 stages", 1, -1, 0, 7, 64, 64, 128, 1, 64, 128, 1, 4096, 4096, 4096, 32},
       {"ring BN=128 6 stages + row-per-thread epilogue", 1, -1, 1, 6, 64, 64, 128, 1, 64, 128, 1, 4096, 4096, 4096, 32},
       {"ring BN=256 4 stages, 512 tiles + row-per-thread epilogue", 1, 512, 1, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32},
+      // what makes step 04's stage (16 + 32 KiB boxes) cheaper than its boxes: one CTA; the pitch; one tensor
+      {"ring BN=256 4 stages, 1 CTA", 1, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32},
+      {"tma sw128 64x256, 1 CTA, L2, 8 KiB pitch", 1, 1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 4096, 0, 8},
+      {"tma sw128 64x128 x2, 1 CTA, L2, 8 KiB pitch", 1, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 4096, 0, 16},
+      {"ring 64x128 + 64x256 one 2048-col tensor pair, 1 CTA", 1, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 2048, 2048, 2048, 8},
       // CTA launch and setup
       {"empty grid, one per SM (event time)", 2, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"empty grid, 1056 CTAs (event time)", 2, 1056, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},

@@ -46,7 +46,7 @@ def main(argv):
             what, mv, pv = "kernel", sum(x[0] for x in m) / len(m), float(r["predicted_us"])
         else:
             what, mv, pv = "CTA span", sum(x[1] for x in m) / len(m), float(r["predicted_cta_span_us"])
-        use = "fit" if any(name.startswith(p) for p in FIT) else "check"
+        use = "fit" if any(name.startswith(p) for p in FIT) and "pitch" not in name else "check"
         print("| %s | %d | %s | %.2f | %.2f | %.2f | %s |" % (name, grid, what, mv, pv, pv / mv if mv > 0 else float("nan"), use))
     return 0
 

@@ -9,13 +9,15 @@
 //  * the tensor core of an SM (tcgen05.mma, tcgen05.cp): operations run back to back, each busy
 //    for its issue interval (N/2 cycles, or longer when the shared-memory operand reads need it)
 //    and completing a fixed latency later; a cta_group::2 MMA occupies both SMs of the pair;
-//  * copies (TMA, bulk): a fixed latency plus streaming through three shared servers: the SM's
-//    TMA unit, the chip's L2 bandwidth, and HBM for the bytes that are read for the first time
-//    in the launch (L2 holds the rest: every modelled problem fits in its 126 MB); global memory
-//    moves in 32-byte sectors, so a 16-byte-wide box row costs a whole sector;
-//  * tcgen05.ld: the TMEM read port of the warp's sub-partition; global stores: the SM's path to
-//    L2, with a bounded store buffer (the thread stalls only when it is full).
-// Every duration comes from the parameter table; nothing depends on which step runs.
+//  * copies (TMA, bulk): a fixed latency plus shared servers: the SM's TMA unit (a time per box
+//    and the bytes), the chip's L2 (32-byte sectors, so a 16-byte row costs a whole sector, and
+//    requests), and HBM for the bytes read for the first time in the launch (L2 holds the rest);
+//  * tcgen05.ld: the TMEM read port of the warp's sub-partition; global stores: per warp
+//    instruction, by the sectors (partial ones dearer) and lines it touches, through the SM's
+//    store path and the chip's L2 write path, with a small store buffer; a thread exits once its
+//    stores have drained; mbarrier waits resume a hand-off after the phase completes.
+// Every duration comes from the parameter table (B200 by default; load_model_params reads a
+// file, e.g. results/params_h100.txt); nothing depends on which step runs.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -98,7 +100,7 @@ const Param kDefaultParams[kNumParams] = {
     {"HBM bandwidth (chip)", 7200, "GB/s", "measured", "SemiAnalysis tma2d_throughput (TMA from HBM)"},
     {"global memory sector", 32, "B", "spec", "CUDA C++ Best Practices Guide: global accesses are served in 32-byte sectors"},
     {"instruction issue", 1, "cycles", "estimate", "one warp instruction per cycle per scheduler"},
-    {"barrier wake-up", 20, "cycles", "estimate", "try_wait loop re-test after the phase flips; not published"},
+    {"barrier wake-up", 20, "cycles", "estimate", "__syncthreads, cluster barrier, warp collectives (mbarrier waits: the hand-off below); not published"},
     {"tcgen05.ld rate per sub-partition", 128, "B/cycle", "estimate",
      "32 lanes x 4 B per cycle: one 32-bit register per lane per cycle; not published"},
     {"tcgen05.ld latency", 30, "cycles", "estimate", "of the order of a shared-memory load; not published"},

@@ -138,8 +138,13 @@ $(BUILD)/tests/micro: tests/gpu/micro.cu $(COMMON_OBJS) | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
+# After the run, tests/gpu/fit_params.py fits the model's parameters from the new rows:
+# results/micro_<gpu>.csv -> results/params_fit_<gpu>.txt (`--model-params FILE` reads it).
 calibrate: $(BUILD)/tests/micro
-	$(BUILD)/tests/micro $(CALIBRATE_ARGS)
+	$(BUILD)/tests/micro $(CALIBRATE_ARGS) > $(BUILD)/calibrate.log; rc=$$?; cat $(BUILD)/calibrate.log; [ $$rc = 0 ] || exit $$rc; \
+	csv=$$(sed -n 's/.*appending to //p' $(BUILD)/calibrate.log); [ -n "$$csv" ] || exit 1; \
+	out=$$(dirname $$csv)/$$(basename $$csv .csv | sed 's/^micro_/params_fit_/').txt; \
+	python3 tests/gpu/fit_params.py $$csv > $$out && echo "calibrate: wrote $$out"
 
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv

@@ -3,8 +3,9 @@
 # emulator, with the B200 table and with results/params_h100.txt: every case must run (the
 # emulator checks the kernels' barriers, copies and exits as for the steps) and predict a positive
 # time (the empty grid excepted); a bad parameter file must exit 2 naming its line; and the H100
-# predictions must equal the committed results/micro_h100_model.csv, which the validation table of
-# docs/timing_model.md was made from (regenerate both when the model changes).
+# predictions must equal the committed results/micro_h100_model.csv, and the H100 parameter file
+# the fit of results/micro_h100.csv (tests/gpu/fit_params.py), from which the validation table of the validation table of
+# docs/timing_model.md was made (regenerate them when the model or the measurements change).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 make --no-print-directory -s build/tests/micro >/dev/null || { echo "FAIL build/tests/micro does not build"; exit 1; }
@@ -24,6 +25,11 @@ print(len(rows), ";".join(bad))')
   [ "$label" = "H100" ] && { if ! diff <(echo "$out") results/micro_h100_model.csv >/dev/null; then
     echo "FAIL micro --sim (H100) differs from results/micro_h100_model.csv (regenerate it and the validation table)"; fail=1; fi; }
 }
+# The measured lines of results/params_h100.txt are exactly what the fit prints from the CSV.
+if diff <(python3 tests/gpu/fit_params.py --all-runs results/micro_h100.csv | grep -v '^#') \
+        <(grep -v '^#' results/params_h100.txt | grep 'fit_params.py') >/dev/null; then
+  echo "ok   results/params_h100.txt = fit_params.py --all-runs results/micro_h100.csv"
+else echo "FAIL results/params_h100.txt differs from fit_params.py --all-runs results/micro_h100.csv"; fail=1; fi
 check_run "B200"
 check_run "H100" --model-params results/params_h100.txt
 tmp=$(mktemp); printf 'SMs = 132\nnot a line\n' >"$tmp"

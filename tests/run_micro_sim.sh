@@ -4,7 +4,7 @@
 # emulator checks the kernels' barriers, copies and exits as for the steps) and predict a positive
 # time (the empty grid excepted); a bad parameter file must exit 2 naming its line; and the H100
 # predictions must equal the committed results/micro_h100_model.csv, and the H100 parameter file
-# the fit of results/micro_h100.csv (tests/gpu/fit_params.py), from which the validation table of the validation table of
+# the fit of results/micro_h100.csv (tests/gpu/fit_params.py), from which the validation table of
 # docs/timing_model.md was made (regenerate them when the model or the measurements change).
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -170,6 +170,23 @@ gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
 	  if [ $$a = 1 ] || [ $$b = 1 ]; then exit 1; elif [ $$a = 3 ] && [ $$b = 3 ]; then exit 3; \
 	  elif [ $$a != 0 ] && [ $$a != 3 ]; then exit $$a; elif [ $$b != 0 ] && [ $$b != 3 ]; then exit $$b; fi
 
+# The timing model's microbenchmarks (tests/gpu/micro.cu; docs/timing_model.md): on a GPU of
+# compute capability >= 9.0 they append rows to results/micro_<gpu>.csv; `micro --sim
+# [--model-params FILE]` runs the same kernels in the timing model. CALIBRATE_ARGS e.g. --only ring
+.PHONY: calibrate
+$(BUILD)/tests/micro: tests/gpu/micro.cu $(COMMON_OBJS) | $(BUILD)/tests
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
+	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
+
+# After the run, tests/gpu/fit_params.py fits the model's parameters from the new rows:
+# results/micro_<gpu>.csv -> results/params_fit_<gpu>.txt (`--model-params FILE` reads it).
+calibrate: $(BUILD)/tests/micro
+	$(BUILD)/tests/micro $(CALIBRATE_ARGS) > $(BUILD)/calibrate.log; rc=$$?; cat $(BUILD)/calibrate.log; [ $$rc = 0 ] || exit $$rc; \
+	csv=$$(sed -n 's/.*appending to //p' $(BUILD)/calibrate.log); [ -n "$$csv" ] || exit 1; \
+	out=$$(dirname $$csv)/$$(basename $$csv .csv | sed 's/^micro_/params_fit_/').txt; \
+	python3 tests/gpu/fit_params.py $$csv > $$out && echo "calibrate: wrote $$out"
+
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)

@@ -39,6 +39,7 @@ suite "harness layers" python3 tests/checks/check_layers.py
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/steps/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/steps/run_predict.sh
+suite "microbenchmarks in the timing model" bash tests/gpu/run_micro_sim.sh
 suite "break it" bash tests/steps/break_it.sh
 suite "break the emulator: the tcgen05 probes notice" bash tests/gpu/break_probes.sh
 suite "plots" bash plots/check_plots.sh

@@ -128,6 +128,8 @@ std::string usage(const StepSpec& spec) {
   u += strf("                          computed or checked); shape [%lld] unless given\n",
             static_cast<long long>(kGpuDefaultDim));
   u += "  --model-params          print the timing model's parameters (Markdown) and exit\n";
+  u += "  --model-params FILE     the timing model with FILE's parameters (e.g. results/params_h100.txt;\n"
+       "                          alone: print the resulting table and exit)\n";
   u += "  -h, --help              this text\n";
   u += "Both '--m 512' and '--m=512' work.\n";
   u += "Exit codes: 0 ok, 1 wrong result or emulator/CUDA error, 2 usage error,\n";
@@ -287,6 +289,13 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     } else if (name == "--predict") {
       switch_target = &o.predict;
     } else if (name == "--model-params") {
+      // --model-params FILE (or =FILE): run the timing model with the file's parameters
+      // (timing.cpp has the format); alone: print the table and exit.
+      if (has_value || (i + 1 < args.size() && !starts_with(args[i + 1], "--"))) {
+        o.model_params_file = has_value ? value : args[++i];
+        if (o.model_params_file.empty()) return fail("--model-params needs a file name after '='");
+        continue;
+      }
       switch_target = &o.model_params;
     }
     if (switch_target != nullptr) {
@@ -341,6 +350,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     } else if (name == "--sim-sms") {
       err = parse_bounded(name, value, 1, 1024, &v);
       o.sim_sms = static_cast<int>(v);
+      o.sim_sms_given = true;
     } else if (name == "--sim-ctas-per-sm") {
       err = parse_bounded(name, value, 1, 32, &v);
       o.sim_ctas_per_sm = static_cast<int>(v);

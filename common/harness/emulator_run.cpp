@@ -28,7 +28,7 @@ namespace {
 void set_emulator_options(const Options& o) {
   tcsim::Options so = tcsim::options();
   so.seed = o.sim_seed;
-  so.num_sms = o.sim_sms;
+  so.num_sms = o.sim_sms_given ? o.sim_sms : int(tcsim::model_param("SMs"));
   so.ctas_per_sm = o.sim_ctas_per_sm;
   // The B200 timing model (docs/timing_model.md): for --predict (timing only: no arithmetic)
   // and for --trace (with arithmetic, so the run is still verified).

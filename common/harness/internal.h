@@ -82,6 +82,8 @@ struct Options {
   // dimensions not given default to kGpuDefaultDim, see apply_emulator_defaults).
   bool predict = false;
   bool model_params = false;  // --model-params: print the timing model's parameters and exit 0
+  std::string model_params_file;  // --model-params FILE: the timing model's parameters from FILE
+  bool sim_sms_given = false;     // --sim-sms given (else the parameter table's SM count)
 };
 constexpr size_t kMaxTraceCtas = 64;
 // The largest CTA index --trace-ctas accepts: a grid has at most 2^31 - 1 CTAs along x.

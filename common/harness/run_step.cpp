@@ -35,7 +35,16 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       std::fprintf(stderr, "%s\n", parsed.error.c_str());
       return 2;
     }
-    if (parsed.options.model_params) {
+    const std::string& params_file = parsed.options.model_params_file;
+    if (!params_file.empty()) {
+      const std::string err = tcsim::load_model_params(params_file);
+      if (!err.empty()) {
+        std::fprintf(stderr, "%s: %s\n", prog.c_str(), err.c_str());
+        return 2;
+      }
+    }
+    if (parsed.options.model_params ||
+        (!params_file.empty() && !parsed.options.predict && parsed.options.trace_path.empty())) {
       std::fputs(tcsim::model_parameters_markdown().c_str(), stdout);
       return 0;
     }

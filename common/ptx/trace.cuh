@@ -28,9 +28,11 @@ inline namespace TCG_ABI_NS {
 // stamps of different SMs compare. The ISA calls it "intended for use by NVIDIA tools" with
 // target-specific behaviour; in practice it advances in steps (docs/tracing.md has what we
 // measured). The "memory" clobber keeps the compiler from moving loads and stores across a stamp.
-// Emulator twin: the host's steady clock (the emulator's own traces use its model clock instead).
+// Emulator twin: under the timing model its clock (so a kernel's own stamps read model time,
+// as tests/gpu/micro.cu uses them), else the host's steady clock.
 TCG_DEV uint64_t globaltimer() {
 #if defined(TCG_SIM)
+  if (::tcsim::model_now_ns() >= 0) return uint64_t(::tcsim::model_now_ns());
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count());

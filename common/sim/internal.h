@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../descriptors.h"
@@ -252,6 +253,8 @@ struct Fiber {
   std::vector<std::shared_ptr<BulkStore>> bulk_open;
   std::deque<BulkGroup> bulk_groups;
   std::vector<uint32_t> unfenced_chunks;
+  uint64_t global_stores = 0;               // timing model: this thread's global store instructions so far
+  double store_drain = 0;                   // timing model: when its last global store reaches L2
 };
 
 // A warp-collective (.sync.aligned) instruction in progress.
@@ -421,6 +424,7 @@ void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp);
 void model_spend(Fiber& f, double ns);
 double ns_per_instruction();
 double wake_ns();
+double wake_ns(const char* wait_label);  // the wake-up of this waiter (mbarrier waits: the hand-off)
 // Completion times of asynchronous work issued now by the running thread (all in ns).
 struct TmaRows {  // one TMA box / bulk copy, as the memory system sees it
   uint64_t bytes = 0;                  // delivered (complete_tx) bytes
@@ -436,6 +440,17 @@ double model_warp_mma(Cta& cta);
 double model_tmem_alloc_ns();
 double model_cta_launch_ns();
 double model_clc_ns();  // one clusterlaunchcontrol.try_cancel round trip
+// Global stores per warp instruction (timing.cpp): the charge of one instruction given the bytes
+// it writes in each 32-byte sector; model_global_store joins a lane's store to its warp's
+// instruction; model_thread_exit waits for the thread's stores to drain before it exits.
+struct StoreCharge {
+  double lines = 0, sector_units = 0;  // 128-byte lines touched; sectors, partial ones weighted
+  double sm_ns = 0, chip_ns = 0;       // time on the SM's store path and on the chip's L2 write path
+};
+StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes);
+void model_global_store(Fiber& f, const void* addr, uint32_t bytes);
+void model_thread_exit(Fiber& f);
+double model_fence_init_ns();          // fence.mbarrier_init (CTA setup)
 // Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
 bool trace_cta(const Cta& cta);
 uint32_t linear_cta(const Cta& cta);

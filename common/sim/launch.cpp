@@ -240,7 +240,12 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
     s.p_preempt = 0;
   }
   trace_begin_launch(s);
-  s.body = &body;
+  // The timing model: a thread exits only once its global stores have drained (timing.cpp).
+  const std::function<void()> timed_body = [&body] {
+    body();
+    if (timed()) model_thread_exit(me());
+  };
+  s.body = s.timed ? &timed_body : &body;
   s.grid = grid;
   s.block = block;
   s.cluster_shape = cluster;

@@ -109,7 +109,10 @@ void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc
   const uint8_t* q = static_cast<const uint8_t*>(p);
   if (q < f.cta->smem || q >= f.cta->smem + f.cta->smem_bytes + 1024) {  // global, not this CTA's shared memory
     check_global_range(p, bytes, what);  // inside an allocation (global_memory.cpp)
-    if (timed()) model_global_access(f, bytes, strstr(what, "store") != nullptr);  // the SM's path to L2
+    if (timed()) {  // through the SM's path to L2
+      if (strstr(what, "store") != nullptr) model_global_store(f, p, bytes);
+      else model_global_access(f, bytes, false);
+    }
   }
 }
 

@@ -158,7 +158,7 @@ void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::s
   q.push_back(&f);
   yield();
   if (g_sched->timed) {
-    f.t += wake_ns();  // noticing the completion (the try_wait loop, the barrier release)
+    f.t += wake_ns(label);  // noticing the completion (the try_wait loop, the barrier release)
     if (f.traced) trace_span(*f.cta, f.warp, label ? label : "wait", tcg::trace::kCatWait, t0, f.t);
   }
 }

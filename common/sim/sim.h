@@ -123,4 +123,7 @@ void trace_phase(const char* name, bool begin, bool draw, SrcLoc at);
 void ldmatrix(int num, uint32_t addr, uint32_t* regs, SrcLoc at);
 void mma_sync_m16n8k16_bf16(float* d, const uint32_t* a, const uint32_t* b, const float* c, SrcLoc at);
 
+// The timing model's clock of the calling thread (ns since the launch), or -1 when the model is off.
+double model_now_ns();
+
 }  // namespace tcsim

@@ -86,5 +86,12 @@ class GlobalAllocation {
 // The timing model's parameters as a Markdown table (quantity, value, unit, kind, source), for
 // docs/performance.md and `stepNN --model-params`.
 std::string model_parameters_markdown();
+// Reads a parameter file (`--model-params FILE`; format in timing.cpp) over the current table.
+// Returns "" on success, else "FILE:LINE: what is wrong" and leaves the table unchanged.
+std::string load_model_params(const std::string& path);
+// The value of the parameter of that name (as --model-params prints it); throws SimError if none.
+double model_param(const std::string& name);
+// Back to the built-in B200 table.
+void reset_model_params();
 
 }  // namespace tcsim

@@ -186,6 +186,7 @@ bool elect_sync(SrcLoc at) {
 
 void fence_mbarrier_init(SrcLoc at) {
   tick(at);
+  if (timed()) model_spend(me(), model_fence_init_ns());  // CTA setup (docs/timing_model.md)
   publish_inits(/*fence=*/true, /*cluster_release=*/true);
 }
 

@@ -9,18 +9,23 @@
 //  * the tensor core of an SM (tcgen05.mma, tcgen05.cp): operations run back to back, each busy
 //    for its issue interval (N/2 cycles, or longer when the shared-memory operand reads need it)
 //    and completing a fixed latency later; a cta_group::2 MMA occupies both SMs of the pair;
-//  * copies (TMA, bulk): a fixed latency plus streaming through three shared servers: the SM's
-//    TMA unit, the chip's L2 bandwidth, and HBM for the bytes that are read for the first time
-//    in the launch (L2 holds the rest: every modelled problem fits in its 126 MB); global memory
-//    moves in 32-byte sectors, so a 16-byte-wide box row costs a whole sector;
-//  * tcgen05.ld: the TMEM read port of the warp's sub-partition; global stores: the SM's path to
-//    L2, with a bounded store buffer (the thread stalls only when it is full);
+//  * copies (TMA, bulk): a fixed latency plus shared servers: the SM's TMA unit (a time per box
+//    and the bytes), the chip's L2 (32-byte sectors, so a 16-byte row costs a whole sector, and
+//    requests), and HBM for the bytes read for the first time in the launch (L2 holds the rest);
+//  * tcgen05.ld: the TMEM read port of the warp's sub-partition; global stores: per warp
+//    instruction, by the sectors (partial ones dearer) and lines it touches, through the SM's
+//    store path and the chip's L2 write path, with a small store buffer; a thread exits once its
+//    stores have drained; mbarrier waits resume a hand-off after the phase completes;
 //  * TMA stores: the SM's store path and L2 for their in-bounds sectors, as global stores; no
 //    parameter of their own (model_tma_store).
-// Every duration comes from the parameter table; nothing depends on which step runs.
+// Every duration comes from the parameter table (B200 by default; load_model_params reads a
+// file, e.g. results/params_h100.txt); nothing depends on which step runs.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "internal.h"
@@ -64,10 +69,20 @@ enum ParamId {
   kCtaLaunchNs,
   kWarpMmaCycles,
   kClcRoundTripNs,
+  kSms,
+  kPartialSectorCost,
+  kChipWriteLinesPerNs,
+  kChipWriteSectorsPerNs,
+  kFenceInitCycles,
+  kTmaBoxCycles,
+  kMbarHandoffCycles,
+  kTmaChipRequestsPerNs,
   kNumParams
 };
 
-const Param kParams[kNumParams] = {
+// The table the model runs with: kDefaultParams (the B200 set), or a file's values
+// (load_model_params, `--model-params FILE`).
+const Param kDefaultParams[kNumParams] = {
     {"SM clock", 1.86, "GHz", "derived",
      "2.25 PFLOPS dense BF16 (spec, glennklockwood.com/garden/processors/B200) / (148 SMs x 8192 FLOP/clk)"},
     {"tcgen05.mma issue interval", 0.5, "cycles per unit of N", "measured",
@@ -78,22 +93,29 @@ const Param kParams[kNumParams] = {
      "SemiAnalysis umma_latency: 130-138; the middle"},
     {"MMA shared-memory operand read", 128, "B/cycle/SM", "derived",
      "SS throughput below N=128 in SemiAnalysis umma_throughput (facts sheet)"},
-    {"TMA latency", 719, "ns", "measured",
-     "SemiAnalysis tma2d_latency, 1 CTA/SM, small tiles: 1413 cycles at 1.965 GHz (facts sheet; the raw medians scatter 490-1455 ns)"},
-    {"TMA throughput of one SM", 135, "GB/s", "derived",
-     "StuartSul/gpu-experiments blackwell/098: 16 x 32 KB per SM in 4.62 us on average, launch overhead included (a floor of 101-126 GB/s), "
-     "less one TMA latency; consistent with blackwell/094: 20.4 TB/s over 148 SMs = 138 GB/s each"},
+    {"TMA latency", 632, "ns", "derived",
+     "SemiAnalysis tma2d_latency, 1 CTA/SM, small tiles: 1413 cycles at 1.965 GHz = 719 ns (facts sheet; the raw medians scatter "
+     "490-1455 ns), less the per-box time below (82 ns) and a 1 KiB box's bytes (5 ns), which the model charges separately"},
+    {"TMA throughput of one SM", 204, "GB/s", "derived",
+     "bytes beyond the per-box time: 135 GB/s all-in for 32 KB boxes (StuartSul/gpu-experiments blackwell/098: 16 x 32 KB per SM "
+     "in 4.62 us less one latency; blackwell/094: 20.4 TB/s over 148 SMs = 138 GB/s) less the 34% per-box share (H100 split)"},
     {"L2 bandwidth (chip)", 20400, "GB/s", "measured", "StuartSul/gpu-experiments blackwell/094 (TMA, working set <= ~80 MB)"},
     {"HBM bandwidth (chip)", 7200, "GB/s", "measured", "SemiAnalysis tma2d_throughput (TMA from HBM)"},
     {"global memory sector", 32, "B", "spec", "CUDA C++ Best Practices Guide: global accesses are served in 32-byte sectors"},
     {"instruction issue", 1, "cycles", "estimate", "one warp instruction per cycle per scheduler"},
-    {"barrier wake-up", 20, "cycles", "estimate", "try_wait loop re-test after the phase flips; not published"},
+    {"barrier wake-up", 20, "cycles", "estimate", "__syncthreads, cluster barrier, warp collectives (mbarrier waits: the hand-off below); not published"},
     {"tcgen05.ld rate per sub-partition", 128, "B/cycle", "estimate",
      "32 lanes x 4 B per cycle: one 32-bit register per lane per cycle; not published"},
     {"tcgen05.ld latency", 30, "cycles", "estimate", "of the order of a shared-memory load; not published"},
-    {"global store rate of one SM", 64, "B/cycle", "estimate", "L1 -> L2 path; not published for B200"},
-    {"store buffer of one SM", 16384, "B", "estimate", "32 warp-wide 16-byte stores in flight; not published"},
-    {"remote mbarrier arrive", 150, "cycles", "estimate", "distributed shared memory round trip; not published for B200"},
+    {"global store rate of one SM", 32, "B/cycle", "measured",
+     "H100: one CTA storing full 32-byte sectors, 64 KiB in 1.03 us beyond setup = 1 sector per cycle at 1.98 GHz "
+     "(results/micro_h100.csv); carried per SM clock (risk: a wider B200 L1->L2 path)"},
+    {"store buffer of one SM", 2048, "B", "estimate",
+     "from the H100 store cases: a thread's last store returns about when its SM's stores have drained (one CTA: span 4.10 us, "
+     "drain 4.14 us); 4 warp instructions of 512 B keep the model's spans within 0.3 us of the GPU's; carried unchanged"},
+    {"remote mbarrier arrive", 675, "cycles", "measured",
+     "H100: a cluster-of-2 ping-pong through mapa takes 452 ns per hand-off, 341 ns more than in one CTA (675 cycles at 1.98 GHz); "
+     "carried per SM clock (risk: Blackwell's distributed shared memory path)"},
     {"tcgen05.alloc", 100, "cycles", "estimate", "not published"},
     {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
     {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
@@ -101,18 +123,53 @@ const Param kParams[kNumParams] = {
     {"clusterlaunchcontrol.try_cancel round trip", 600, "ns", "estimate",
      "issue to response in shared memory: a request to the grid's launch scheduler and back, taken as about one "
      "TMA latency (719 ns above) less the data; not published"},
+    {"SMs", 148, "SMs", "spec", "74 of 80 per die enabled (chipsandcheese B200 article); the SM count --predict runs with"},
+    {"store: partial-sector cost", 2.0, "full sectors", "measured",
+     "H100 (tests/gpu/micro.cu, results/micro_h100.csv): a 32-byte sector a warp store fills only partly costs 1.9x (one SM) "
+     "to 2.15x (all SMs) a full one; carried unchanged (a property of the L1/L2 write path; risk: Blackwell may merge partial writes better)"},
+    {"store: chip L2 write rate, lines", 382, "lines/ns", "measured",
+     "H100 303 lines/ns (128-byte lines per warp store instruction, fit of the one-wave store cases, results/micro_h100.csv) "
+     "x 1.26 = B200/H100 L2 read bandwidth (20.4 TB/s published / 16.2 TB/s H100 TMA, facts sheet); risk: B200's two-die L2"},
+    {"store: chip L2 write rate, sectors", 261, "sectors/ns", "measured",
+     "H100 207 full 32-byte sectors/ns (6.6 TB/s, same fit) x 1.26 (same rule and risk)"},
+    {"CTA setup: fence.mbarrier_init", 400, "cycles", "measured",
+     "H100: 16 mbarrier.init + fence + __syncthreads take 206 ns per CTA (408 cycles at 1.98 GHz; globaltimer steps of 32 ns); "
+     "carried per SM clock"},
+    {"TMA: SM time per box", 153, "cycles", "derived",
+     "H100: 131 ns per box + bytes / 129 GB/s fits boxes of 4-32 KiB within 2% (results/micro_h100.csv); B200: the published "
+     "all-in 135 GB/s for 32 KB boxes (242.7 ns) split in the H100's proportion, 34% per box = 82 ns; risk: the split is Hopper's"},
+    {"mbarrier hand-off", 220, "cycles", "measured",
+     "H100: arrive -> blocked try_wait loop resumes, 111 ns (ping-pong of two warps, 1000 round trips) = 220 cycles at 1.98 GHz; "
+     "carried per SM clock"},
+    {"TMA: chip L2 requests", 218, "requests/ns", "measured",
+     "H100: 16-byte-wide rows from every SM, 173 rows/ns (each row one request; results/micro_h100.csv) x 1.26 "
+     "(B200/H100 L2 read bandwidth, as for stores); risk: the same"},
 };
 
-double p(ParamId id) { return kParams[id].value; }
+Param g_params[kNumParams];
+std::vector<std::string> g_param_sources;  // storage for sources read from a file
+bool g_params_ready = false;
+void ensure_params() {
+  if (g_params_ready) return;
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
+  g_params_ready = true;
+}
+
+double p(ParamId id) {
+  ensure_params();
+  return g_params[id].value;
+}
 double cyc(double cycles) { return cycles / p(kClockGHz); }  // cycles -> ns
 
 // ---------------------------------------------------------------------------------------------
 // The memory system of the chip.
 struct Chip {
   double l2_free = 0, hbm_free = 0;
+  double write_free = 0;    // the L2's write path (global stores)
+  double l2_req_free = 0;   // the L2's request rate for TMA reads
   std::unordered_map<uint64_t, std::array<uint64_t, 2>> touched;  // 4 KiB page -> 128 sector bits
   void reset() {
-    l2_free = hbm_free = 0;
+    l2_free = hbm_free = write_free = l2_req_free = 0;
     touched.clear();
   }
   // Sector bytes of [addr, addr+len) and how many of them are read for the first time.
@@ -148,6 +205,11 @@ namespace detail {
 
 double ns_per_instruction() { return cyc(p(kInstructionCycles)); }
 double wake_ns() { return cyc(p(kWakeCycles)); }
+// A blocked mbarrier.try_wait loop resumes a measured hand-off after the phase completes; other
+// waits (CTA and named barriers, warp collectives) the generic wake-up.
+double wake_ns(const char* wait_label) {
+  return wait_label && !strcmp(wait_label, "mbarrier wait") ? cyc(p(kMbarHandoffCycles)) : wake_ns();
+}
 double model_remote_arrive_ns() { return cyc(p(kRemoteArriveCycles)); }
 double model_tmem_alloc_ns() { return cyc(p(kTmemAllocCycles)); }
 double model_cta_launch_ns() { return p(kCtaLaunchNs); }
@@ -172,41 +234,24 @@ double model_copy(Cta& dst, const TmaRows& rows) {
   Scheduler& s = *g_sched;
   Sm& sm = *dst.sm;
   const double t = s.now;
-  uint64_t bytes = 0, fresh = 0;
-  for (const auto& [addr, len] : rows.segments) g_chip.sectors(addr, len, &bytes, &fresh);
+  uint64_t bytes = 0, fresh = 0, requests = 0;
+  for (const auto& [addr, len] : rows.segments) {
+    g_chip.sectors(addr, len, &bytes, &fresh);
+    requests += (uint64_t(len) + 127) / 128;  // the L2 serves a box row in requests of up to one 128-byte line
+  }
   if (bytes == 0) return t + p(kTmaLatencyNs);  // all out of bounds: zero fill, no memory traffic
-  const double b = double(bytes);
-  sm.tma_free = std::max(t, sm.tma_free) + b / p(kTmaSmBytesPerNs);
-  g_chip.l2_free = std::max(t, g_chip.l2_free) + b / p(kL2BytesPerNs);
-  double stream_end = std::max(sm.tma_free, g_chip.l2_free);
+  // The SM's TMA unit: a fixed time per box (or bulk copy), then the bytes it writes to shared
+  // memory; the chip's L2: the sectors it reads (a 16-byte row costs a whole 32-byte sector) and
+  // the requests; HBM: the sectors read for the first time in the launch.
+  sm.tma_free = std::max(t, sm.tma_free) + cyc(p(kTmaBoxCycles)) + double(rows.bytes) / p(kTmaSmBytesPerNs);
+  g_chip.l2_free = std::max(t, g_chip.l2_free) + double(bytes) / p(kL2BytesPerNs);
+  g_chip.l2_req_free = std::max(t, g_chip.l2_req_free) + double(requests) / p(kTmaChipRequestsPerNs);
+  double stream_end = std::max({sm.tma_free, g_chip.l2_free, g_chip.l2_req_free});
   if (fresh) {
     g_chip.hbm_free = std::max(t, g_chip.hbm_free) + double(fresh) / p(kHbmBytesPerNs);
     stream_end = std::max(stream_end, g_chip.hbm_free);
   }
   return stream_end + p(kTmaLatencyNs);
-}
-
-// A TMA store (tma_store.cpp): no parameter of its own. Its bytes leave the SM the way global
-// stores do, SM -> L2, so they take the SM's store path (kStoreBytesPerCycle, shared with the
-// threads' own global stores) and the chip's L2, both for the in-bounds 32-byte sectors: whole
-// rows of C, so no partly written sectors. The TMA unit's figure (kTmaSmBytesPerNs) was measured
-// for loads, L2 -> SM, the other direction, and is not charged. The source has been read, and
-// the store counts as complete, once the path and L2 have taken the bytes: as for global stores,
-// no write latency is charged (none is published; the kernel's end is the last byte handed to
-// L2 for both kinds of store). HBM is not charged (write-back L2, as for global stores).
-double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
-  Scheduler& s = *g_sched;
-  Sm& sm = *src.sm;
-  const double t = s.now;
-  uint64_t bytes = 0, fresh = 0;
-  for (const auto& [addr, len] : rows.segments) g_chip.sectors(addr, len, &bytes, &fresh);  // C now lives in L2
-  if (bytes == 0) return *t_read = t;  // all clipped: nothing is written
-  sm.store_free = std::max(t, sm.store_free) + cyc(double(bytes) / p(kStoreBytesPerCycle));
-  g_chip.l2_free = std::max(t, g_chip.l2_free) + double(bytes) / p(kL2BytesPerNs);
-  *t_read = sm.store_free;
-  const double done = std::max(sm.store_free, g_chip.l2_free);
-  s.end = std::max(s.end, done);
-  return done;
 }
 
 double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t a_bytes, uint32_t b_bytes, bool pair) {
@@ -255,6 +300,110 @@ void model_global_access(Fiber& f, uint32_t bytes, bool store) {
 }
 
 double model_warp_mma(Cta&) { return cyc(p(kWarpMmaCycles)); }
+
+// ---------------------------------------------------------------------------------------------
+// Global stores, charged per warp instruction (docs/timing_model.md, "Stores"). The lanes of a
+// warp are separate threads here, so each lane's store joins its warp's n-th store instruction
+// (n counted per thread); when every live lane of the warp has joined, the instruction is charged
+// by what it touched: each 32-byte sector costs one sector if the instruction writes all of it and
+// `partial-sector cost` sectors if not; the SM's path moves `global store rate` bytes of sectors
+// per cycle; the chip's L2 write path takes the 128-byte lines and the sectors at its two rates.
+// Every lane waits while its SM has more than a store buffer of stores not yet accepted.
+namespace {
+struct WarpStore {
+  int lanes = 0;
+  std::unordered_map<uint64_t, uint32_t> sector_bytes;  // sector -> bytes this instruction writes
+};
+std::map<std::tuple<const Cta*, int, uint64_t>, WarpStore> g_warp_stores;
+
+int warp_size_of(const Cta& cta, int warp) { return std::min<int>(32, int(cta.fibers.size()) - warp * 32); }
+}  // namespace
+
+StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes) {
+  StoreCharge c;
+  std::unordered_map<uint64_t, bool> lines;
+  for (const auto& [sector, bytes] : sector_bytes) {
+    c.sector_units += bytes >= uint32_t(p(kSectorBytes)) ? 1.0 : p(kPartialSectorCost);
+    lines[sector / 4] = true;
+  }
+  c.lines = double(lines.size());
+  c.sm_ns = cyc(c.sector_units * p(kSectorBytes) / p(kStoreBytesPerCycle));
+  c.chip_ns = c.lines / p(kChipWriteLinesPerNs) + c.sector_units / p(kChipWriteSectorsPerNs);
+  return c;
+}
+
+// Both servers are taken from the issue time `t` (as TMA copies are): a store waits for the
+// SM's path and the chip's L2 write path, whichever frees later.
+double charge_store(Sm& sm, double t, const StoreCharge& c) {
+  g_chip.write_free = std::max(t, g_chip.write_free) + c.chip_ns;
+  sm.store_free = std::max(std::max(t, sm.store_free) + c.sm_ns, g_chip.write_free);
+  return sm.store_free;
+}
+
+void model_global_store(Fiber& f, const void* addr, uint32_t bytes) {
+  Scheduler& s = *g_sched;
+  Sm& sm = *f.cta->sm;
+  const double t0 = f.t;
+  const double backlog = cyc(p(kStoreBufferBytes) / p(kStoreBytesPerCycle));
+  if (sm.store_free - f.t > backlog) model_spend(f, sm.store_free - backlog - f.t);
+  const auto key = std::make_tuple(static_cast<const Cta*>(f.cta), f.warp, f.global_stores++);
+  WarpStore& w = g_warp_stores[key];
+  const uint64_t a = reinterpret_cast<uint64_t>(addr), sb = uint64_t(p(kSectorBytes));
+  for (uint64_t sct = a / sb; sct <= (a + bytes - 1) / sb; ++sct)
+    w.sector_bytes[sct] += uint32_t(std::min(a + bytes, (sct + 1) * sb) - std::max(a, sct * sb));
+  if (++w.lanes >= warp_size_of(*f.cta, f.warp)) {
+    charge_store(sm, f.t, store_charge(w.sector_bytes));
+    g_warp_stores.erase(key);
+  }
+  f.store_drain = std::max(f.store_drain, sm.store_free);
+  s.end = std::max(s.end, sm.store_free);
+  if (f.traced) {
+    if (f.store_start < 0) f.store_start = t0;
+    f.store_end = f.t;
+  }
+}
+
+// A thread that exits has its stores drained first: the CTA holds its SM until they are in L2.
+// Instructions that some lanes of the warp never joined are charged when its last lane exits.
+void model_thread_exit(Fiber& f) {
+  const bool last_lane = live_lanes(*f.cta, f.warp) <= 1;
+  for (auto it = g_warp_stores.begin(); last_lane && it != g_warp_stores.end();) {
+    if (std::get<0>(it->first) == f.cta && std::get<1>(it->first) == f.warp) {
+      f.store_drain = std::max(f.store_drain, charge_store(*f.cta->sm, f.t, store_charge(it->second.sector_bytes)));
+      it = g_warp_stores.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (f.store_drain > f.t) model_spend(f, f.store_drain - f.t);
+}
+
+// A TMA store (tma_store.cpp): no parameter of its own. Its bytes leave the SM the way global
+// stores do, SM -> L2, so it is charged as one store instruction of its in-bounds sectors (whole
+// rows of C: full sectors, unless a row is clipped mid-sector) on the SM's store path and the
+// chip's L2 write path, shared with the threads' own global stores. The TMA unit's figures were
+// measured for loads, L2 -> SM, the other direction, and are not charged. The source has been
+// read, and the store counts as complete, once both paths have taken the bytes: as for global
+// stores, no write latency is charged (none is published). HBM is not charged (write-back L2).
+double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
+  Scheduler& s = *g_sched;
+  const double t = s.now;
+  std::unordered_map<uint64_t, uint32_t> sector_bytes;
+  const uint64_t sb = uint64_t(p(kSectorBytes));
+  uint64_t bytes = 0, fresh = 0;
+  for (const auto& [addr, len] : rows.segments) {
+    g_chip.sectors(addr, len, &bytes, &fresh);  // C now lives in L2
+    for (uint64_t sct = addr / sb; sct <= (addr + len - 1) / sb; ++sct)
+      sector_bytes[sct] += uint32_t(std::min(addr + len, (sct + 1) * sb) - std::max(addr, sct * sb));
+  }
+  if (sector_bytes.empty()) return *t_read = t;  // all clipped: nothing is written
+  const double done = charge_store(*src.sm, t, store_charge(sector_bytes));
+  *t_read = done;
+  s.end = std::max(s.end, done);
+  return done;
+}
+
+double model_fence_init_ns() { return cyc(p(kFenceInitCycles)); }
 
 // ---------------------------------------------------------------------------------------------
 // Trace recording.
@@ -318,6 +467,7 @@ void trace_store_flush(Fiber& f) {
 
 void trace_begin_launch(Scheduler& s) {
   g_chip.reset();
+  g_warp_stores.clear();
   g_trace = tcg::trace::Trace{};
   g_async_tracks.clear();
   g_engine_base.clear();
@@ -370,14 +520,99 @@ void trace_phase(const char* name, bool begin, bool draw, SrcLoc at) {
 
 const tcg::trace::Trace& last_trace() { return g_trace; }
 
+double model_now_ns() { return g_sched && g_sched->timed && g_sched->cur ? g_sched->cur->t : -1.0; }
+
 std::string model_parameters_markdown() {
   std::string out = "| parameter | value | unit | kind | source |\n|---|---|---|---|---|\n";
   char v[32];
-  for (const Param& q : kParams) {
+  ensure_params();
+  for (const Param& q : g_params) {
     snprintf(v, sizeof v, "%g", q.value);
     out += std::string("| ") + q.name + " | " + v + " | " + q.unit + " | " + q.kind + " | " + q.source + " |\n";
   }
   return out;
+}
+
+}  // namespace tcsim
+
+namespace tcsim {
+
+// A parameter file: one parameter a line, `name = value` or `name = value ; kind ; source`, with
+// the names --model-params prints; `#` starts a comment line; parameters not named keep their B200
+// value. Every line is checked before any value is taken, so a bad file changes nothing.
+std::string load_model_params(const std::string& path) {
+  ensure_params();
+  std::ifstream in(path);
+  if (!in) return "--model-params: cannot read '" + path + "'";
+  Param next[kNumParams];
+  for (int i = 0; i < kNumParams; ++i) next[i] = g_params[i];
+  std::vector<std::string> sources;
+  sources.reserve(2 * kNumParams);
+  std::string line;
+  int lineno = 0;
+  auto trim = [](std::string x) {
+    const size_t a = x.find_first_not_of(" \t\r"), b = x.find_last_not_of(" \t\r");
+    return a == std::string::npos ? std::string() : x.substr(a, b - a + 1);
+  };
+  std::vector<std::pair<int, std::array<std::string, 2>>> texts;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos) return where + "expected 'name = value', got '" + t + "'";
+    const std::string name = trim(t.substr(0, eq));
+    std::string rest = t.substr(eq + 1), kind, source;
+    const size_t semi = rest.find(';');
+    if (semi != std::string::npos) {
+      const std::string tail = rest.substr(semi + 1);
+      rest = rest.substr(0, semi);
+      const size_t semi2 = tail.find(';');
+      kind = trim(tail.substr(0, semi2));
+      source = semi2 == std::string::npos ? "" : trim(tail.substr(semi2 + 1));
+    }
+    int id = -1;
+    for (int i = 0; i < kNumParams; ++i)
+      if (name == kDefaultParams[i].name) id = i;
+    if (id < 0) return where + "unknown parameter '" + name + "' (--model-params prints the names)";
+    const std::string v = trim(rest);
+    char* end = nullptr;
+    const double value = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(value) || value < 0)
+      return where + "'" + v + "' is not a non-negative number (parameter '" + name + "')";
+    if ((id == kClockGHz || id == kSms || id == kL2BytesPerNs || id == kHbmBytesPerNs || id == kTmaSmBytesPerNs ||
+         id == kStoreBytesPerCycle || id == kChipWriteSectorsPerNs || id == kChipWriteLinesPerNs || id == kTmaChipRequestsPerNs || id == kTmemLdBytesPerCycle ||
+         id == kSmemOperandBytesPerCycle || id == kSectorBytes) && value == 0)
+      return where + "parameter '" + name + "' is a rate or a count and cannot be 0";
+    if (kind.size() && kind != "spec" && kind != "measured" && kind != "derived" && kind != "estimate")
+      return where + "kind '" + kind + "' is not one of spec, measured, derived, estimate";
+    next[id].value = value;
+    texts.push_back({id, {kind, source}});
+  }
+  g_param_sources.clear();
+  g_param_sources.reserve(2 * texts.size());
+  for (auto& [id, ks] : texts) {
+    g_param_sources.push_back(ks[0]);
+    if (!ks[0].empty()) next[id].kind = g_param_sources.back().c_str();
+    g_param_sources.push_back(ks[1]);
+    if (!ks[1].empty()) next[id].source = g_param_sources.back().c_str();
+  }
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = next[i];
+  return "";
+}
+
+double model_param(const std::string& name) {
+  ensure_params();
+  for (const Param& q : g_params)
+    if (name == q.name) return q.value;
+  throw SimError("tcsim: no timing-model parameter named '" + name + "'");
+}
+
+void reset_model_params() {
+  ensure_params();
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
+  g_param_sources.clear();
 }
 
 }  // namespace tcsim

@@ -327,3 +327,50 @@ TEST_CASE("TMA store: a tensor map larger than its buffer is reported at the sto
   CHECK(contains(err, "C"));
 }
 
+
+// Guards: the timing model charges a TMA store as one store of its in-bounds sectors on the SM's
+// store path and the chip's L2 write path (timing.cpp, model_tma_store), and the issuing thread's
+// wait_group 0 waits for it. C is 64 x 64 BF16 with 128-byte rows, 128-byte aligned; one 64 x 32
+// box at row 0: 32 rows of 128 bytes = 128 full sectors in 32 lines. The SM's path (32 B per cycle
+// at 1.86 GHz) takes 4096 / 32 / 1.86 = 68.82 ns, the chip's 32 / 382 + 128 / 261 = 0.57 ns. At
+// column 8 each row starts 16 bytes into a sector: 3 full + 2 partial sectors (2 each) = 7 units
+// of 32 bytes per row, 7 / 4 of the aligned cost. A box entirely outside C writes nothing and is
+// charged nothing; the waiting thread's wake-up is the same in all three, and the two instructions
+// it issues between the store and its wait (commit_group, wait_group: 1 cycle each) overlap the
+// store, so the difference is the SM's share less 2 cycles.
+TEST_CASE("TMA store: the timing model charges the box's sectors on the SM's store path") {
+  const tcsim::Options saved = tcsim::options();
+  tcsim::Options o = saved;
+  o.timing = true;
+  o.trace = false;
+  tcsim::set_options(o);
+  Seed s(1);
+  std::vector<uint16_t> raw(64 * 64 + 64, kSentinel);
+  uint16_t* c = raw.data() + (128 - reinterpret_cast<uintptr_t>(raw.data()) % 128) % 128 / 2;
+  const tcsim::GlobalAllocation reg(c, 64 * 64 * 2, "C");
+  tcg::TiledMap t;
+  t.rank = 2;
+  t.base = c;
+  t.dims[0] = t.dims[1] = 64;
+  t.strides[0] = 128;
+  t.box[0] = 64;
+  t.box[1] = 32;
+  t.swizzle = tcg::TmaSwizzle::k128B;
+  const CUtensorMap map = tcg::make_tensor_map(t);
+  uint16_t dummy = 0;
+  const auto model_ns = [&](int c0, int c1) {
+    const std::string err = sim_error([&] {
+      tcg::launch_kernel(store_box_kernel, tcg::LaunchDims{dim3(1), dim3(32), 64 * 1024 + 1024}, nullptr, map, 64u, 32u,
+                         tcg::tma_swizzle_span(tcg::TmaSwizzle::k128B), c0, c1, int(kCorrect), c, &dummy, 0u);
+    });
+    REQUIRE(err == "");
+    return tcsim::last_stats().model_ns;
+  };
+  const double aligned = model_ns(0, 0), offset = model_ns(8, 0), outside = model_ns(64, 0);
+  tcsim::set_options(saved);
+  CHECK(tcsim::model_param("global store rate of one SM") == 32);
+  const double overlap = 2 / 1.86;
+  CHECK(aligned - outside == doctest::Approx(4096 / 32 / 1.86 - overlap).epsilon(1e-4));
+  // At column 8 the box's last 8 columns are clipped: 112 bytes per row, sectors 16+32+32+32 bytes.
+  CHECK(offset - outside == doctest::Approx(32 * (3 + 2.0) * 32 / 32 / 1.86 - overlap).epsilon(1e-4));
+}

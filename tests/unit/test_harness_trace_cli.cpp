@@ -79,7 +79,12 @@ TEST_CASE("parse_args: --predict and --model-params") {
   CHECK(parse({"--predict", "--no-check"}).error.empty());
   CHECK(parse({"--predict=1"}).error == "step01: --predict takes no value");
   CHECK(parse({"--model-params"}).options.model_params);
-  CHECK(parse({"--model-params=x"}).error == "step01: --model-params takes no value");
+  // --model-params FILE / =FILE: a parameter file for the timing model (loaded by run_step)
+  CHECK(parse({"--model-params=x.txt"}).options.model_params_file == "x.txt");
+  CHECK(!parse({"--model-params", "x.txt", "--predict"}).options.model_params);
+  CHECK(parse({"--model-params", "x.txt", "--predict"}).options.model_params_file == "x.txt");
+  CHECK(parse({"--model-params", "--predict"}).options.model_params_file.empty());
+  CHECK(parse({"--model-params="}).error == "step01: --model-params needs a file name after '='");
 
   // The shape: 4096 for what is not given (instead of the emulator's 512), as given otherwise.
   Options o = parse({"--predict", "--n", "1024"}).options;

@@ -20,4 +20,5 @@
 #include "ptx/tma.cuh"
 #include "ptx/tcgen05.cuh"
 #include "ptx/warp_mma.cuh"
+#include "ptx/global.cuh"  // global memory one CTA stores and another loads (split-K partials)
 #include "ptx/trace.cuh"   // %globaltimer and the timeline recorder (--trace)

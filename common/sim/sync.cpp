@@ -122,6 +122,8 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
                                        " must be a multiple of 32 and at most the block size");
   check_fence_before(nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync");
   b.expected = expected;
+  const uint64_t gen_arrived = b.generation;
+  global_order_barrier_arrive(id, gen_arrived);  // global_order.cpp: the barrier orders global stores
   b.arrived++;
   // __syncthreads (count 0): threads that already exited count as arrived.
   const uint32_t have = b.arrived + (nthreads ? 0u : uint32_t(cta.exited));
@@ -133,6 +135,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
     notify(b.waiters);
     f.cta_sync_time = b.completed_time;
     note_thread_sync(what, at);
+    global_order_barrier_leave(id, gen_arrived);
     return;
   }
   const uint64_t gen = b.generation;
@@ -148,6 +151,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
       });
   f.cta_sync_time = b.completed_time;
   note_thread_sync(what, at);
+  global_order_barrier_leave(id, gen_arrived);
 }
 
 void syncwarp(SrcLoc at) {

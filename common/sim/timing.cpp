@@ -61,6 +61,7 @@ enum ParamId {
   kTmemAllocCycles,
   kCtaLaunchNs,
   kWarpMmaCycles,
+  kGlobalAtomicCycles,
   kNumParams
 };
 
@@ -95,6 +96,8 @@ const Param kParams[kNumParams] = {
     {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
     {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
      "placeholder, not shared between warps, not published; --predict refuses step 00 (its global loads are not timed either)"},
+    {"global atomic round trip", 600, "cycles", "estimate",
+     "atom.acq_rel.gpu: an L2 round trip plus the release's wait for earlier stores; not published for B200"},
 };
 
 double p(ParamId id) { return kParams[id].value; }
@@ -225,6 +228,11 @@ void model_global_access(Fiber& f, uint32_t bytes, bool store) {
 }
 
 double model_warp_mma(Cta&) { return cyc(p(kWarpMmaCycles)); }
+
+void model_global_atomic(Fiber& f) {
+  model_global_access(f, 4, /*store=*/false);  // through the SM's path to L2
+  model_spend(f, cyc(p(kGlobalAtomicCycles)));  // the returned value is needed before the thread goes on
+}
 
 // ---------------------------------------------------------------------------------------------
 // Trace recording.

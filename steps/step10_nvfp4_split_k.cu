@@ -7,8 +7,9 @@
 //     [s * q + min(s, r), +q + (s < r)) with q, r = k_tiles / S, k_tiles % S, so the k-tiles are
 //     shared out as evenly as they can be and the tail k-tile (1..4 k-steps) is in the last split.
 //     The grid is tiles x S CTAs: CTA b is split b / tiles of tile b % tiles.
-//   * S is chosen at launch: S = min(num_sms / tiles, k_tiles, kMaxSplits), at least 1 (one wave
-//     of CTAs, every split at least one k-tile). S = 1 is step 07 exactly: C straight from TMEM.
+//   * S is chosen at launch: S = min(num_sms / tiles, k_tiles / 8, kMaxSplits = 4), at least 1:
+//     one wave of CTAs, and every split streams at least 8 k-tiles (see SPLIT OR NOT below).
+//     S = 1 is step 07 exactly: C straight from TMEM, no workspace.
 //   * With S > 1 every CTA writes its FP32 partial tile (64 KiB) to its own slot of a global
 //     workspace (StepSpec::workspace, allocated by the harness), then the epilogue warps meet at a
 //     named barrier and one thread adds 1 to the tile's counter with atom.acq_rel.gpu. The CTA
@@ -31,21 +32,32 @@
 //   them back: (S - 1) x 64 KiB through one SM, 0.55 us each at the model's 64 B/cycle store
 //   path (an estimate). That tail is what keeps S small (kMaxSplits = 4).
 //
+// SPLIT OR NOT (the B200 timing model's figures, --predict; the parameters are docs/timing_model.md's)
+//   A k-tile costs a CTA 36 KiB / 135 GB/s = 0.27 us of TMA streaming. A split adds to the
+//   reducing CTA: its own 64 KiB partial written (0.55 us), one atom round trip (600 cycles,
+//   0.32 us, an estimate), and 64 KiB read per other split (0.55 us), about 1.4 us for S = 2,
+//   i.e. 5 k-tiles. Halving 8 k-tiles saves only 4: on 128 x 7168 x 2048, S = 2 predicts
+//   4.28 us against 3.76 us unsplit. Hence at least 8 k-tiles per split. Measured in the model
+//   with S capped at 2 / 3 / 4: 128 x 4096 x 7168 takes 6.74 / 6.23 / 6.54 us, so S = 3 there;
+//   128 x 7168 x 16384 takes 12.39 us with S = 2 (the SM count allows no more).
+//
 // WHY: BYTES PER SM (published B200 figures: 8 TB/s HBM spec; model: 7.2 TB/s HBM, 135 GB/s of
 // TMA per SM; docs/timing_model.md). Every CTA streams 36 KiB per k-tile (A 16 KiB, B 16 KiB,
 // scales 4 KiB) through its SM's TMA unit.
 //   128 x 7168 x 16384: 56 tiles, 64 k-tiles, 67.2 MB of operands. Step 07: 56 SMs x 64 k-tiles
 //     x 36 KiB = 2.36 MB per SM = 17.5 us at 135 GB/s. S = 2 (112 CTAs): 1.18 MB per SM = 8.7 us,
 //     under the HBM floor 67.2 MB / 7.2 TB/s = 9.3 us: HBM-bound, as the shape should be.
-//   128 x 4096 x 7168: 32 tiles, 28 k-tiles, 17.0 MB. Step 07: 1.03 MB per SM = 7.6 us. S = 4
-//     (128 CTAs): 7 k-tiles = 258 KB per SM = 1.9 us; HBM floor 2.4 us.
+//   128 x 4096 x 7168: 32 tiles, 28 k-tiles, 17.0 MB. Step 07: 1.03 MB per SM = 7.6 us. S = 3
+//     (96 CTAs): 10 k-tiles = 369 KB per SM = 2.7 us; HBM floor 2.4 us. (S = 4: 7 k-tiles,
+//     1.9 us, but a 4th partial to read.)
 //   128 x 7168 x 2048: 56 tiles, 8 k-tiles, 8.4 MB. Step 07: 295 KB per SM = 2.2 us. S = 2
-//     (112 CTAs): 147 KB = 1.1 us; HBM floor 1.2 us.
+//     would give 147 KB = 1.1 us (HBM floor 1.2 us), but the reduction costs more than the
+//     4 k-tiles it saves (SPLIT OR NOT): S = 1, step 07's kernel.
 //   A stream-K walk (148 CTAs, each k_tiles x tiles / 148 k-tiles: 24.2, 6.1, 3.0) would lower
-//   the per-SM bytes of the first two shapes below what S gives (32, 7, 4 k-tiles), but they are
-//   already at or under the HBM floor, so the gain is at most one k-tile of TMA streaming
-//   (0.27 us) on 128 x 4096 x 7168, for work units that span tiles, a CTA that owns two partial
-//   tiles, and a fix-up for tiles split unevenly. A fixed split keeps one tile per CTA.
+//   the per-SM bytes below what S gives (32, 10, 8 k-tiles), but every CTA of it ends in a
+//   partial tile: the same reduction tail, on every SM instead of S - 1 of S, plus work units
+//   that span tiles and CTAs that own two partial tiles. The first shape is at the HBM floor
+//   already; on the other two the tail, not the streaming, is what a cheaper reduction must cut.
 //   TMA multicast of A (16 of the 36 KiB) in a cluster along N would cut the per-SM bytes by 44%,
 //   but the first shape is HBM-bound and the other two are bound by the TMA latency (0.72 us per
 //   CTA, once) and the reduction tail, which multicast does not shorten; left for later.
@@ -81,6 +93,7 @@ constexpr int NUM_STAGES = 6;
 constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
 constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
 constexpr int kMaxSplits = 4;          // each split beyond the second adds 64 KiB to the reducer's reads
+constexpr int kMinKTilesPerSplit = 8;  // 288 KiB of operands per split for the <= 2 x 64 KiB of partials it adds
 constexpr uint32_t EPILOGUE_BAR = 1;   // named barrier of the 4 epilogue warps (0 is __syncthreads)
 constexpr uint32_t EPILOGUE_THREADS = 128;
 
@@ -127,12 +140,15 @@ __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32
 }
 __host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(tiles) * 4 + 255) / 256 * 256; }
 
+// S: enough CTAs for the SMs, each split at least kMinKTilesPerSplit k-tiles, at most kMaxSplits.
 __host__ __device__ constexpr int splits_for(int tiles, int k_tiles, int sms) {
   int s = sms / tiles;
-  if (s > k_tiles) s = k_tiles;
+  if (s > k_tiles / kMinKTilesPerSplit) s = k_tiles / kMinKTilesPerSplit;
   if (s > kMaxSplits) s = kMaxSplits;
   return s < 1 ? 1 : s;
 }
+static_assert(splits_for(56, 64, 148) == 2 && splits_for(32, 28, 148) == 3 && splits_for(56, 8, 148) == 1,
+              "the competition shapes' splits, as the header explains them");
 
 __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);

@@ -39,22 +39,22 @@ for step in "$@"; do
     # bitwise the same C and the tile counters back at 0 (harness_workspace.cpp).
     expected=$((expected + 16))
     [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
-    run "$step" --m 128 --n 256 --k 2048 --inputs integer --sim-sms 8                # S = 4 divides 8 k-tiles
-    run "$step" --m 128 --n 256 --k 4160 --inputs integer --sim-sms 8                # S = 4, 17 k-tiles: 5,4,4,4, 1-step tail
-    run "$step" --m 128 --n 256 --k 4160 --inputs random --sim-sms 8 --sim-seed 1
-    run "$step" --m 128 --n 256 --k 4160 --inputs random --sim-sms 6 --sim-seed 2    # S = 3: 6,6,5
-    run "$step" --m 128 --n 128 --k 512 --inputs integer                              # 148 SMs want S = 148 > 2 k-tiles: S = 2
-    run "$step" --m 128 --n 128 --k 320 --inputs random --sim-seed 3                  # S = 2 of 2 k-tiles, the 2nd of 1 k-step
+    run "$step" --m 128 --n 256 --k 8192 --inputs integer --sim-sms 8                # S = 4 divides 32 k-tiles
+    run "$step" --m 128 --n 256 --k 8256 --inputs integer --sim-sms 8                # S = 4, 33 k-tiles: 9,8,8,8, 1-step tail
+    run "$step" --m 128 --n 256 --k 8256 --inputs random --sim-sms 8 --sim-seed 1
+    run "$step" --m 128 --n 256 --k 6208 --inputs random --sim-sms 6 --sim-seed 2    # S = 3, 25 k-tiles: 9,8,8
+    run "$step" --m 128 --n 128 --k 4096 --inputs integer                             # 148 SMs ask for 148 splits, 16 k-tiles allow 2
+    run "$step" --m 128 --n 128 --k 4160 --inputs random --sim-seed 3                 # S = 2 of 17 k-tiles: 9, 8 with the tail
     run "$step" --m 200 --n 128 --k 64 --inputs integer                               # 1 k-tile: S = 1 (step 07's epilogue)
-    run "$step" --m 50 --n 300 --k 1024 --inputs integer --sim-sms 12                 # M < 128, N % 128 != 0: 3 tiles, S = 4
-    run "$step" --m 50 --n 300 --k 1024 --inputs random --sim-sms 12 --sim-seed 4
-    run "$step" --m 384 --n 136 --k 1088 --inputs integer --sim-sms 20 --sim-seed 5  # 6 tiles, S = 3 over 5 k-tiles: 2,2,1
-    run "$step" --m 256 --n 512 --k 512 --inputs integer --sim-sms 4                  # 8 tiles > 4 SMs: S = 1
-    run "$step" --m 1 --n 1000 --k 3136 --inputs random --sim-sms 24 --sim-seed 6     # N % 8 != 0, 8 tiles, S = 3 of 13 k-tiles
-    run "$step" --m 128 --n 7168 --k 2048 --inputs integer                            # competition shape 3: 56 tiles, S = 2
+    run "$step" --m 50 --n 300 --k 4096 --inputs integer --sim-sms 12                 # M < 128, N % 128 != 0: 3 tiles, S = 2
+    run "$step" --m 50 --n 300 --k 4096 --inputs random --sim-sms 12 --sim-seed 4
+    run "$step" --m 384 --n 136 --k 8256 --inputs integer --sim-sms 20 --sim-seed 5  # 6 tiles, S = 3 of 33 k-tiles: 11 each
+    run "$step" --m 256 --n 512 --k 4096 --inputs integer --sim-sms 4                 # 8 tiles > 4 SMs: S = 1
+    run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6     # N % 8 != 0, 8 tiles, S = 2 of 17
+    run "$step" --m 128 --n 7168 --k 2048 --inputs integer                            # competition shape 3: 8 k-tiles, S = 1
     run "$step" --m 128 --n 1792 --k 4096 --inputs integer --sim-sms 37               # shape 1 scaled by 1/4: 14 tiles, S = 2
-    run "$step" --m 128 --n 1024 --k 1792 --inputs random --sim-sms 37 --sim-seed 2  # shape 2 scaled: 8 tiles, S = 4 of 7
-    run "$step" --m 128 --n 1024 --k 1792 --inputs random --sim-sms 37 --sim-seed 5
+    run "$step" --m 128 --n 1024 --k 7168 --inputs random --sim-sms 37 --sim-seed 2  # shape 2 scaled: 8 tiles, S = 3 of 28
+    run "$step" --m 128 --n 1024 --k 7168 --inputs random --sim-sms 37 --sim-seed 5
     continue
   fi
   if [[ "$NVFP4_STEPS" == *" $step "* ]]; then

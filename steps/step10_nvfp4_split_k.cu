@@ -226,16 +226,14 @@ __global__ void __launch_bounds__(NUM_THREADS)
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kProducer);
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
       const uint32_t sfa_row_block = uint32_t(m0) / kSfAtomRows, sfb_row_block = uint32_t(n0) / kSfAtomRows;
       uint32_t empty_parity = 1;
       for (int i = 0; i < my_k_tiles; ++i) {
         const int kt = kt_begin + i, s = i % NUM_STAGES;
         const uint32_t sf_bytes_a = ksteps_of(kt) * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;
         const uint32_t sf_bytes_b = ksteps_of(kt) * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;
-        trace.begin_elected(Phase::kWaitMmaDone, s);
-        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
-        trace.end_elected(Phase::kWaitMmaDone, s);
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
         mbarrier_arrive_expect_tx(tma_full_bar(s), AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b);
         tma_load_2d(a_tile(s), &tmap_a, kt * BLOCK_K / 2, m0, tma_full_bar(s));
         tma_load_2d(b_tile(s), &tmap_b, kt * BLOCK_K / 2, n0, tma_full_bar(s));
@@ -252,19 +250,16 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kMma);
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       uint32_t full_parity = 0;
       for (int i = 0; i < my_k_tiles; ++i) {
         const int kt = kt_begin + i, s = i % NUM_STAGES;
-        trace.begin_elected(Phase::kWaitTmaFull, s);
-        mbarrier_wait_parity(tma_full_bar(s), full_parity);
+        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
         tcgen05_fence_after_thread_sync();
-        trace.end_elected(Phase::kWaitTmaFull, s);
         const uint32_t sf_cols = SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
         for (int ks = 0; ks < ksteps_of(kt); ++ks) {
           const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + ks * SFA_COLS_PER_KSTEP);
@@ -287,15 +282,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
       mma_commit(mainloop_done_bar);
-      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5
-    trace.begin(Phase::kEpilogue);
-    trace.begin(Phase::kWaitMainloopDone);
-    mbarrier_wait_parity(mainloop_done_bar, 0);
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
     tcgen05_fence_after_thread_sync();
-    trace.end(Phase::kWaitMainloopDone);
     const int quarter = warp % 4;
     const int tile_row = quarter * 32 + lane;  // = TMEM lane
     const int row = m0 + tile_row;
@@ -360,7 +352,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
         }
       }
     }
-    trace.end(Phase::kEpilogue);
   }
 
   trace.begin(Phase::kTeardown);

@@ -36,7 +36,7 @@ for step in "$@"; do
   if [[ "$SPLITK_STEPS" == *" $step "* ]]; then
     # The split count S comes from the tile count and the emulated SM count. Every run also
     # launches a second time under another scheduler seed (other CTAs arrive last) and requires
-    # bitwise the same C and the tile counters back at 0 (harness_workspace.cpp).
+    # bitwise the same C and the tile counters back at 0 (common/harness/workspace.cpp).
     expected=$((expected + 16))
     [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
     run "$step" --m 128 --n 256 --k 8192 --inputs integer --sim-sms 8                # S = 4 divides 32 k-tiles

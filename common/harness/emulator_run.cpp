@@ -1,11 +1,7 @@
-// harness.cpp — what a step's main() runs (tcg::run_step, common/step.h): parse the command
-// line, refuse an unusable CSV file early, pick the GPU or the emulator and run the step there,
-// turning every failure into a message and an exit code.
-//
-// Here too: the emulator run (inputs, launch, CPU reference, verification, emulator statistics)
-// and the report lines and CSV fields both drivers share. The GPU run is in harness_gpu.cpp; the
-// pure pieces (command line, inputs, reference, verification, CSV) are declared in
-// harness_internal.h, which lists the files implementing them.
+// emulator_run.cpp — a step run in the emulator (common/sim/): the emulator's options from the
+// command line, inputs, the launch, the CPU reference and verification, the emulator's
+// statistics, and --predict (timing only) and --trace on the model's clock. run_step.cpp calls it
+// when there is no usable GPU or --sim is given.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -14,97 +10,16 @@
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <stdexcept>
 
 #include <unistd.h>
 
-#include "common/cuda_check.h"
-#include "common/harness_run.h"
+#include "common/harness/run.h"
 #include "common/sim/sim_api.h"
 
-// The Makefile passes the commit: -DTCG_GIT_REV="\"abc123\"".
-#ifndef TCG_GIT_REV
-#define TCG_GIT_REV "unknown"
-#endif
 
 namespace tcg::harness {
 
-// ---------------------------------------------------------------------------------------------
-// Report, for both drivers
-// ---------------------------------------------------------------------------------------------
-
-void print_problem(const StepSpec& spec, const Options& o, const std::string& device) {
-  const bool fp4 = spec.operands == Operands::kNVFP4;
-  std::printf("%s: %s\n", program_name(spec).c_str(), spec.title);
-  std::printf("device:   %s\n", device.c_str());
-  std::printf("shape:    M=%lld N=%lld K=%lld (C = A * B^T, %s, FP32 accumulation)\n",
-              static_cast<long long>(o.m), static_cast<long long>(o.n),
-              static_cast<long long>(o.k),
-              fp4 ? "NVFP4 in (E2M1, a UE4M3 scale per 16 along K), FP16 out"
-                  : "BF16 in and out");
-  if (fp4 && o.inputs == Inputs::kInteger)
-    std::printf(
-        "inputs:   integer: values 0, +-0.5, +-1, +-2 times block scales 0.5, 1, 2 (exact sums), "
-        "seed %llu\n",
-        static_cast<unsigned long long>(o.seed));
-  else if (fp4)
-    std::printf(
-        "inputs:   random, uniform in [-1, 1] quantized to NVFP4 (scale = UE4M3_RN(amax/6), no "
-        "global scale), seed %llu\n",
-        static_cast<unsigned long long>(o.seed));
-  else if (o.inputs == Inputs::kInteger)
-    std::printf("inputs:   integer, uniform in [-2, 2], seed %llu\n",
-                static_cast<unsigned long long>(o.seed));
-  else
-    std::printf("inputs:   random, uniform in [-1, 1] rounded to BF16, seed %llu\n",
-                static_cast<unsigned long long>(o.seed));
-}
-
-// The row fields that do not depend on where the step ran.
-CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult* vr) {
-  CsvRecord r;
-  r.step = std::to_string(spec.number);
-  r.step_name = spec.name;
-  int runtime = 0;
-  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-  r.cuda_runtime = format_version(runtime);
-  r.m = std::to_string(o.m);
-  r.n = std::to_string(o.n);
-  r.k = std::to_string(o.k);
-  // The CSV's dtype column names the operand format; an NVFP4 step's output is always FP16.
-  r.dtype = spec.operands == Operands::kNVFP4 ? "nvfp4" : "bf16";
-  r.inputs = inputs_name(o.inputs);
-  if (vr != nullptr) {
-    r.max_abs_err = strf("%.6g", vr->max_abs_err);
-    r.verified = vr->passed() ? "yes" : "no";
-  } else {
-    r.verified = "skipped";
-  }
-  r.date = utc_iso8601(std::time(nullptr));
-  r.git_rev = TCG_GIT_REV;
-  return r;
-}
-
-// Appends the row if --csv was given and turns the outcome into the exit code.
-int finish(const StepSpec& spec, const Options& o, const VerifyResult* vr, const CsvRecord& row) {
-  bool csv_ok = true;
-  if (!o.csv.empty()) {
-    std::fflush(stdout);  // the report first, should the CSV file be stdout itself
-    const std::string err = csv_append(o.csv, row);
-    if (!err.empty()) {
-      std::fprintf(stderr, "%s: %s\n", program_name(spec).c_str(), err.c_str());
-      csv_ok = false;
-    }
-  }
-  if (vr != nullptr && !vr->passed()) return 1;
-  return csv_ok ? 0 : 2;
-}
-
-void print_verify(const VerifyResult* vr) {
-  if (vr == nullptr)
-    std::printf("check:    skipped (--no-check)\n");
-  else
-    std::printf("check:    %s\n", format_verify(*vr).c_str());
-}
 // ---------------------------------------------------------------------------------------------
 // The emulator run
 // ---------------------------------------------------------------------------------------------
@@ -182,9 +97,8 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
 
 // NVFP4 operands, FP16 output: the same, with the packed data and blocked scales in host memory.
 // A step with a workspace (split-K partials, StepSpec::workspace) gets it zeroed and poisoned as
-// harness_workspace.cpp says; unless timing only, it then runs a second time under another
-// scheduler seed (other CTAs finish first), which must give bitwise the same C and again leave
-// the counters at 0.
+// workspace.cpp says; unless timing only, it then runs a second time under another scheduler seed
+// (other CTAs finish first), which must give bitwise the same C and again leave the counters at 0.
 VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn launch) {
   const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
   // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
@@ -250,6 +164,8 @@ int write_emulator_trace(const StepSpec& spec, const Options& o) {
   return write_trace(spec, o, t, silent, "B200 timing model clock");
 }
 
+}  // namespace
+
 int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) {
   Options o = opts;
   if (o.predict) o.check = false;  // timing only: the output is never computed
@@ -302,106 +218,4 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   return rc == 0 ? trace_rc : rc;
 }
 
-}  // namespace
-
 }  // namespace tcg::harness
-
-namespace tcg {
-
-int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc,
-             char** argv) {
-  using namespace tcg::harness;
-  const std::string prog = program_name(spec);
-  try {
-    const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + (argc > 0 ? argc : 0));
-    const ParseResult parsed = parse_args(spec, args);
-    if (parsed.help) {
-      std::fputs(usage(spec).c_str(), stdout);
-      return 0;
-    }
-    if (!parsed.error.empty()) {
-      std::fprintf(stderr, "%s\n", parsed.error.c_str());
-      return 2;
-    }
-    if (parsed.options.model_params) {
-      std::fputs(tcsim::model_parameters_markdown().c_str(), stdout);
-      return 0;
-    }
-    Options o = parsed.options;
-    // The timing model covers the tcgen05 steps; step 00's mma.sync and plain global loads have
-    // no model worth a prediction (docs/timing_model.md).
-    if (o.predict && spec.arch != Arch::kSm100a) {
-      std::fprintf(stderr, "%s: --predict: the B200 timing model covers the tcgen05 steps (01-07), not this one\n",
-                   prog.c_str());
-      return 2;
-    }
-    // Refuse an unwritable trace file now, not after a long run.
-    if (!o.trace_path.empty()) {
-      const std::string err = ::access(o.trace_path.c_str(), F_OK) == 0
-                                  ? (::access(o.trace_path.c_str(), W_OK) == 0 ? "" : std::strerror(errno))
-                                  : creatable_check(o.trace_path);
-      if (!err.empty()) {
-        std::fprintf(stderr, "%s: --trace: cannot write %s (%s)\n", prog.c_str(), o.trace_path.c_str(), err.c_str());
-        return 2;
-      }
-    }
-    // Refuse an unusable CSV file now, not after a long run.
-    if (!o.csv.empty()) {
-      const std::string err = csv_check(o.csv);
-      if (!err.empty()) {
-        std::fprintf(stderr, "%s: %s\n", prog.c_str(), err.c_str());
-        return 2;
-      }
-    }
-
-    const GpuSurvey gpus = survey_gpus(spec.arch);
-    if (gpus.capable >= 0 && !o.force_sim && gpu_launch != nullptr)
-      return run_on_gpu(spec, o, gpu_launch, gpus.devices[static_cast<size_t>(gpus.capable)]);
-
-    std::string found = describe_found(gpus);
-    if (gpus.capable >= 0 && gpu_launch == nullptr) found += ", but this binary has no GPU kernel";
-    if (o.force_gpu || sim_launch == nullptr) {
-      std::fprintf(stderr, "%s: needs %s; found %s\n", prog.c_str(), need_long(spec.arch).c_str(),
-                   found.c_str());
-      return 3;
-    }
-    if (!o.trace_path.empty() && spec.arch != Arch::kSm100a) {
-      std::fprintf(stderr, "%s: --trace in the emulator needs the B200 timing model, which covers the tcgen05 steps "
-                   "(01-07); trace this step on a GPU (docs/tracing.md)\n", prog.c_str());
-      return 2;
-    }
-    if (o.force_sim)
-      std::fprintf(stderr, "%s: running in the tcgen05 emulator (--sim-seed %llu)\n", prog.c_str(),
-                   static_cast<unsigned long long>(o.sim_seed));
-    else
-      std::fprintf(stderr,
-                   "%s: no %s here (found %s); running in the tcgen05 emulator (--sim-seed %llu)\n",
-                   prog.c_str(), need_short(spec.arch).c_str(), found.c_str(),
-                   static_cast<unsigned long long>(o.sim_seed));
-    apply_emulator_defaults(o);
-    const std::string err = validate_shape(spec, o);
-    if (!err.empty()) {
-      std::fprintf(stderr, "%s\n", err.c_str());
-      return 2;
-    }
-    return run_in_emulator(spec, o, sim_launch);
-  } catch (const tcsim::SimError& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s: the emulator stopped the kernel:\n%s\n", prog.c_str(), e.what());
-    return 1;
-  } catch (const CudaError& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s: CUDA error: %s\n", prog.c_str(), e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s: out of host memory\n", prog.c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s: error: %s\n", prog.c_str(), e.what());
-    return 1;
-  }
-}
-
-}  // namespace tcg

@@ -1,4 +1,4 @@
-// harness_workspace.cpp — the global scratch memory of a step that declares one
+// workspace.cpp — the global scratch memory of a step that declares one
 // (StepSpec::workspace, common/step.h: split-K partials and per-tile counters), for both drivers:
 // its size, checked; its preparation (counters 0 once, everything else poisoned with 0xFF bytes,
 // an FP32 NaN, before every checked launch, so a kernel that reads a partial nobody wrote fails
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 namespace tcg::harness {
 

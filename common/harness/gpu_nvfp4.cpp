@@ -1,4 +1,4 @@
-// harness_gpu_nvfp4.cpp — running an NVFP4 step (Operands::kNVFP4) on a real GPU: the operands in
+// gpu_nvfp4.cpp — running an NVFP4 step (Operands::kNVFP4) on a real GPU: the operands in
 // device memory, the checked launch, cuBLASLt's block-scaled FP4 matmul as the reference and as
 // the speed to compare with, verification of the FP16 output, report, CSV row and --trace.
 //
@@ -29,7 +29,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "common/harness_gpu.h"
+#include "common/harness/gpu.h"
 #include "common/nvfp4_layout.h"
 
 namespace tcg::harness {
@@ -207,7 +207,7 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   args.fp4.c = c.get();
   args.stream = stream.get();
 
-  // A step's workspace (split-K partials and counters; harness_workspace.cpp): counters zeroed
+  // A step's workspace (split-K partials and counters; workspace.cpp): counters zeroed
   // once, the rest poisoned before the checked launch; the counters must be 0 after every launch.
   const StepWorkspace ws = workspace_for(spec, o, gpu.sm_count);
   DeviceBuffer<uint8_t> ws_d(std::max<size_t>(ws.bytes, 1));

@@ -66,8 +66,9 @@
 //   layout for SFB; not worth it when S already fills the SMs.
 //
 // SHARED MEMORY, TMEM: step 07's (6 stages of 36 KiB, 217.1 KiB; 512 TMEM columns), plus a 4-byte
-//   "this CTA reduces" flag. A deeper ring is not possible (a 7th stage needs 253 KiB), nor
-//   needed: with S = 2 on 128 x 7168 x 2048 a CTA has 4 k-tiles, all in flight at once.
+//   "this CTA reduces" flag. A deeper ring is not possible (a 7th stage needs 253 KiB), nor would
+//   it help: the first shape is HBM-bound, and on the other two a CTA's 8-10 k-tiles nearly all
+//   fit in the 6 stages at once.
 //
 // CONSTRAINTS
 //   As step 07: any M, N >= 1, K a multiple of 64. Workspace: 4 bytes per tile (counters, zero

@@ -22,4 +22,5 @@
 #include "ptx/tma_store.cuh"  // TMA store, bulk groups, fence.proxy.async, st.shared.v4
 #include "ptx/tcgen05.cuh"
 #include "ptx/warp_mma.cuh"
+#include "ptx/global.cuh"  // global memory one CTA stores and another loads (split-K partials)
 #include "ptx/trace.cuh"   // %globaltimer and the timeline recorder (--trace)

@@ -38,12 +38,28 @@ struct GemmArgs {
   Nvfp4Operands fp4;                 // Operands::kNVFP4 steps only
   cudaStream_t stream = nullptr;     // ignored by the emulator
   TraceBuf trace;                    // enabled: launch the traced kernel (--trace; GPU only)
+  // Scratch memory of a step with a StepSpec::workspace (split-K partials and counters):
+  // StepWorkspace::bytes of device memory (host memory under the emulator), null otherwise.
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
 };
+
+// The global scratch memory a step needs for a problem: `bytes` in all, of which the first
+// `zeroed_bytes` (counters) must be 0 before the first launch and are 0 again after every launch
+// (the kernel resets them; the harness checks it). The rest is poisoned with 0xFF bytes (FP32
+// NaN) before each checked launch: a kernel may not rely on its contents.
+struct StepWorkspace {
+  size_t bytes = 0;
+  size_t zeroed_bytes = 0;
+};
+// The workspace for an m x n x k problem on a GPU of `num_sms` SMs (the same SM count the launch
+// will see through tcg::num_sms()).
+using WorkspaceFn = StepWorkspace (*)(int m, int n, int k, int num_sms);
 
 // What a step multiplies.
 enum class Operands {
   kBF16,   // BF16 A and B, BF16 C (steps 00-06)
-  kNVFP4,  // NVFP4 A and B with UE4M3 block scales, FP16 C (step 07)
+  kNVFP4,  // NVFP4 A and B with UE4M3 block scales, FP16 C (steps 07, 10)
 };
 
 using LaunchFn = void (*)(const GemmArgs&);
@@ -60,6 +76,7 @@ struct StepSpec {
   Arch arch;
   int k_multiple;       // K must be a multiple of this (TMA global strides are 16-byte multiples)
   Operands operands = Operands::kBF16;
+  WorkspaceFn workspace = nullptr;  // null: the step needs no global scratch memory
 };
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.

@@ -81,7 +81,7 @@ for r in rows:
     if r["dtype"] == "bf16":
         lead, want = "| %02d " % step, "| %.1f |" % float(r["tflops"])
     else:
-        lead, want = "| %s x %s x %s |" % (m, n, k), "| %.2f |" % (float(r["median_ms"]) * 1e3)
+        lead, want = "| %s x %s x %s | %02d " % (m, n, k, step), "| %.2f |" % (float(r["median_ms"]) * 1e3)
     line = [l for l in page if l.startswith(lead)]
     assert len(line) == 1 and want in line[0], (lead, want, line)
 PY

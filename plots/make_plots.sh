@@ -3,13 +3,14 @@
 #
 #   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
 #                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
-#   progression_nvfp4.png   step 07 at the competition shapes: model, speed of light, cuBLASLt
-#   timeline_stepNN.png     steps 01-09: `./stepNN --predict --trace FILE` (the B200 timing model's
+#   progression_nvfp4.png   steps 07 and 10 at the competition shapes: model, speed of light, cuBLASLt
+#   timeline_stepNN.png     steps 01-10: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
 #                           on one page); step 06 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
-#                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048.
+#                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048;
+#                           step 10 at 128 x 4096 x 7168 (3 splits), CTAs 0, 32, 64: tile 0's splits.
 #   timeline_step00_h100.png  step 00's GPU trace, results/traces/step00_h100.json (%globaltimer
 #                           on an H100, measured; the first 12 us of CTAs 0 and 1).
 #
@@ -49,10 +50,18 @@ fail=0
 python3 plots/progression.py --results "$results" --out "$out/progression.png" || fail=1
 python3 plots/nvfp4_chart.py --results "$results" --out "$out/progression_nvfp4.png" || fail=1
 
+trace_ctas() {  # the CTAs of step $1's timeline
+  case $1 in
+    10) echo "0,32,64" ;;
+    *) echo "0,1" ;;
+  esac
+}
+
 trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   case $1 in
     06|08|09) echo "4096 4096 512" ;;
     07) echo "128 7168 2048" ;;
+    10) echo "128 4096 7168" ;;  # S = 3: CTAs 0, 32, 64 are the three splits of tile 0
     *) echo "1024 1024 1024" ;;
   esac
 }
@@ -65,12 +74,13 @@ fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
-  for s in 01 02 03 04 05 06 07 08 09; do
+  for s in 01 02 03 04 05 06 07 08 09 10; do
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin not built (make all)" >&2; fail=1; continue; }
     set -- $(trace_shape "$s")
     json=$tmp/step$s.json
-    "$bin" --predict --trace "$json" --trace-ctas 0,1 --m "$1" --n "$2" --k "$3" \
+    ctas=$(trace_ctas "$s")
+    "$bin" --predict --trace "$json" --trace-ctas "$ctas" --m "$1" --n "$2" --k "$3" \
       >"$tmp/out" 2>"$tmp/err"
     rc=$?
     if [ "$rc" != 0 ] || [ ! -s "$json" ]; then
@@ -79,8 +89,8 @@ if [ "$timelines" = 1 ]; then
       fail=1; continue
     fi
     [ -z "$keep" ] || { mkdir -p "$keep" && cp "$json" "$keep/"; }
-    python3 plots/timeline.py "$json" --out "$out/timeline_step$s.png" --ctas 2 \
-      --title "step $s, B200 timing model (a prediction, not a measurement): M=$1 N=$2 K=$3, CTAs 0 and 1" \
+    python3 plots/timeline.py "$json" --out "$out/timeline_step$s.png" --ctas "$(tr -cd , <<<"$ctas" | wc -c | awk '{print $1 + 1}')" \
+      --title "step $s, B200 timing model (a prediction, not a measurement): M=$1 N=$2 K=$3, CTAs ${ctas//,/, }" \
       || fail=1
   done
 fi

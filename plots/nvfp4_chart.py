@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""nvfp4_chart.py - step 07 at the three NVFP4 competition shapes: time in microseconds.
+"""nvfp4_chart.py - the NVFP4 steps (07, 10) at the three competition shapes: time in microseconds.
 
-Per shape (M x N x K, from results/published_b200.csv), bars of:
-  measured     step 07 rows of results/<gpu>.csv with verified == yes (none until a B200 runs
+Per shape (M x N x K, from results/published_b200.csv), bars of, for each NVFP4 step
+(results_io.NVFP4_STEPS):
+  measured     its rows of results/<gpu>.csv with verified == yes (none until a B200 runs
                `make bench`), and the cuBLASLt time of the same runs (from cublas_tflops);
   model        results/model_b200.csv (`make predict`): a PREDICTION, not a measurement (hatched);
   published    cuBLASLt through torch._scaled_mm on a B200 (gau-nernst's competition worklog),
@@ -28,15 +29,15 @@ from matplotlib.patches import Patch  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from progression import (GPU_COLORS, MODEL_COLOR, MODEL_LABEL, PUBLISHED_COLOR,  # noqa: E402
                          lighten, measured_rows, model_caption)
-from results_io import (ROOT, MODEL_FILE, PUBLISHED_FILE, InputError, Published,  # noqa: E402
-                        flops, read_model, row_time_us, shape_of, step_of, to_float)
+from results_io import (ROOT, MODEL_FILE, NVFP4_STEPS, PUBLISHED_FILE, InputError,  # noqa: E402
+                        Published, flops, read_model, row_time_us, shape_of, step_of, to_float)
 
 
-def measured(rows, shapes):
-    """{gpu: {shape: (kernel_us, cublaslt_us or None, row)}}: the newest verified step 07 row."""
+def measured(rows, shapes, step):
+    """{gpu: {shape: (kernel_us, cublaslt_us or None, row)}}: the newest verified row of `step`."""
     out = {}
     for r in rows:
-        if step_of(r) != 7 or r["verified"] != "yes" or shape_of(r) not in shapes:
+        if step_of(r) != step or r["verified"] != "yes" or shape_of(r) not in shapes:
             continue
         us = row_time_us(r)
         if us is None:
@@ -65,17 +66,27 @@ def main():
         print("nvfp4_chart.py: %s has no nvfp4 rows" % pub.path, file=sys.stderr)
         return 2
     _, rows = measured_rows(args.results)
-    meas = measured(rows, shapes)
 
     # series: (label, color, hatch, {shape: us})
     series = []
-    for gi, g in enumerate(sorted(meas)):
-        col = GPU_COLORS[gi % len(GPU_COLORS)]
-        series.append(("measured: " + g, col, None, {s: v[0] for s, v in meas[g].items()}))
-        series.append(("measured: cuBLASLt on " + g + " (same runs)", lighten(col), None,
-                       {s: v[1] for s, v in meas[g].items() if v[1]}))
-    mvals = {s: row_time_us(r) for (st, s), r in model.items() if st == 7 and s in shapes}
-    series.append((MODEL_LABEL, lighten(MODEL_COLOR), "xx", mvals))
+    lt_done = set()  # one cuBLASLt series per GPU (the same library call whichever step ran it)
+    for step in NVFP4_STEPS:
+        meas = measured(rows, shapes, step)
+        for gi, g in enumerate(sorted(meas)):
+            col = GPU_COLORS[gi % len(GPU_COLORS)]
+            series.append(("measured: step %02d on %s" % (step, g), col if step == NVFP4_STEPS[0] else
+                           lighten(col, 0.25), None, {s: v[0] for s, v in meas[g].items()}))
+            if g not in lt_done:
+                lt_done.add(g)
+                series.append(("measured: cuBLASLt on " + g + " (same runs)", lighten(col), None,
+                               {s: v[1] for s, v in meas[g].items() if v[1]}))
+    mvals = {}
+    for step in NVFP4_STEPS:
+        vals = {s: row_time_us(r) for (st, s), r in model.items() if st == step and s in shapes}
+        mvals.update(vals)
+        series.append(("step %02d: %s" % (step, MODEL_LABEL), lighten(MODEL_COLOR, 0.5 if step == NVFP4_STEPS[0]
+                                                                       else 0.8), "xx" if step == NVFP4_STEPS[0]
+                       else "//", vals))
     series.append(("cuBLASLt via torch._scaled_mm, published (gau-nernst worklog), not measured "
                    "here", PUBLISHED_COLOR, None,
                    {s: to_float(pub.nvfp4(s, "cublaslt")["time_us"]) for s in shapes
@@ -112,9 +123,10 @@ def main():
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.set_title("Step 07, NVFP4 block-scaled GEMM at the competition shapes (B200)\n%s; SOL: "
+    ax.set_title("Steps %s, NVFP4 GEMM at the competition shapes (B200)\n%s; SOL: "
                  "gpu-mode reference-kernels nvfp4_gemm task.yml (a bound, not a kernel)" %
-                 model_caption(model).replace("M=N=K=4096; ", ""), fontsize=9, loc="left")
+                 (" and ".join("%02d" % s for s in NVFP4_STEPS),
+                  model_caption(model).replace("M=N=K=4096; ", "")), fontsize=9, loc="left")
     handles = [Patch(facecolor=c, hatch=h, edgecolor=MODEL_COLOR if h else "black", label=lbl)
                for lbl, c, h, _ in series]
     handles.append(Line2D([0], [0], color="black", linewidth=1.6,

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_io import (ROOT, MODEL_FILE, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
+from results_io import (ROOT, MODEL_FILE, NVFP4_STEPS, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
                         Published, read_model, row_tflops, row_time_us, to_float)
 
 WITHIN = 0.25  # "within 25%": |model / published - 1| <= WITHIN
@@ -77,20 +77,21 @@ def bf16_table(model, pub):
 
 
 def nvfp4_table(model, pub):
-    lines = ["| M x N x K | model time, us (predicted) | model TFLOPS | speed of light, us "
+    lines = ["| M x N x K | step | model time, us (predicted) | model TFLOPS | speed of light, us "
              "| model / SOL | cuBLASLt (published), us | model / cuBLASLt |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for shape in pub.nvfp4_shapes():
-        r = model.get((7, shape))
-        us = row_time_us(r) if r else None
-        t = row_tflops(r) if r else None
         sol, lt = pub.nvfp4(shape, "sol"), pub.nvfp4(shape, "cublaslt")
         sol_us = to_float(sol["time_us"]) if sol else None
         lt_us = to_float(lt["time_us"]) if lt else None
-        lines.append("| %d x %d x %d | %s | %s | %s | %s | %s | %s |" % (
-            shape + (fmt(us, "%.2f"), fmt(t, "%.0f"), fmt(sol_us, "%.3f"),
-                     fmt(us / sol_us if us and sol_us else None, "%.2f"), fmt(lt_us, "%.2f"),
-                     fmt(us / lt_us if us and lt_us else None, "%.2f"))))
+        for step in NVFP4_STEPS:
+            r = model.get((step, shape))
+            us = row_time_us(r) if r else None
+            t = row_tflops(r) if r else None
+            lines.append("| %d x %d x %d | %02d %s | %s | %s | %s | %s | %s | %s |" % (
+                shape + (step, STEP_TITLES.get(step, ""), fmt(us, "%.2f"), fmt(t, "%.0f"),
+                         fmt(sol_us, "%.3f"), fmt(us / sol_us if us and sol_us else None, "%.2f"),
+                         fmt(lt_us, "%.2f"), fmt(us / lt_us if us and lt_us else None, "%.2f"))))
     return lines
 
 
@@ -152,7 +153,7 @@ def page(args, model, pub, params, params_note):
              "parameter was changed to bring a step closer." % rel(
                  os.path.join(ROOT, "docs", "timing_model.md"), out_dir))
     L.append("")
-    L.append("## NVFP4 step 07, the competition shapes")
+    L.append("## NVFP4 steps 07 and 10, the competition shapes")
     L.append("")
     L.append("Speed of light (SOL): max(FP4 math time, DRAM time) at 1.5 GHz, as the task "
              "computes it (gpu-mode/reference-kernels, `problems/nvidia/nvfp4_gemm/task.yml`); "
@@ -180,7 +181,7 @@ def page(args, model, pub, params, params_note):
     L.append("## Regenerating")
     L.append("")
     L.append("```")
-    L.append("make predict     # ./stepNN --predict for steps 01-07, rewrites "
+    L.append("make predict     # ./stepNN --predict for steps 01-07 and 10, rewrites "
              "results/model_b200.csv, then this page")
     L.append("make plots       # the charts (docs/img/progression.png, timelines)")
     L.append("make bench       # on a GPU: measured rows in results/<gpu>.csv")

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <stdexcept>
 
 #include <unistd.h>
 
@@ -101,7 +102,10 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
 }
 
 // NVFP4 operands, FP16 output: the same, with the packed data and blocked scales in host memory.
-VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
+// A step with a workspace (split-K partials, StepSpec::workspace) gets it zeroed and poisoned as
+// workspace.cpp says; unless timing only, it then runs a second time under another scheduler seed
+// (other CTAs finish first), which must give bitwise the same C and again leave the counters at 0.
+VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn launch) {
   const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
   // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
   std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
@@ -117,8 +121,33 @@ VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
   args.fp4.sfa = dev_sfa.data();
   args.fp4.sfb = dev_sfb.data();
   args.fp4.c = dev_c.data();
+  const StepWorkspace ws = workspace_for(spec, o, tcsim::options().num_sms);
+  const EmuBuffer<uint8_t> dev_ws(ws.bytes, "workspace (split-K partials and tile counters)");
+  prepare_workspace(dev_ws.data(), ws, /*zero_counters=*/true);
+  args.workspace = ws.bytes ? dev_ws.data() : nullptr;
+  args.workspace_bytes = ws.bytes;
   launch(args);
   std::copy(dev_c.data(), dev_c.data() + out.size(), out.begin());
+  if (ws.bytes) {
+    std::string bad = counters_not_reset(dev_ws.data(), ws.zeroed_bytes);
+    if (bad.empty() && !o.predict && o.trace_path.empty()) {
+      tcsim::Options so = tcsim::options();
+      so.seed = o.sim_seed + 1000003;  // another interleaving: other CTAs arrive last
+      tcsim::set_options(so);
+      std::fill(dev_c.data(), dev_c.data() + out.size(), fp16_from_bits(0xFFFFu));
+      prepare_workspace(dev_ws.data(), ws, /*zero_counters=*/false);
+      launch(args);
+      so.seed = o.sim_seed;
+      tcsim::set_options(so);
+      bad = counters_not_reset(dev_ws.data(), ws.zeroed_bytes);
+      if (bad.empty()) bad = repeat_difference(out.data(), dev_c.data(), static_cast<int64_t>(out.size()), o.n);
+      if (bad.empty())
+        std::printf("repeat:   a second launch (scheduler seed %llu) gave bitwise the same C; workspace of %zu bytes, "
+                    "counters reset after both\n",
+                    static_cast<unsigned long long>(o.sim_seed + 1000003), ws.bytes);
+    }
+    if (!bad.empty()) throw std::runtime_error(bad);
+  }
   args.fp4 = in.operands();  // the reference reads the host copies
   args.fp4.c = out.data();
 
@@ -151,7 +180,7 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   print_problem(spec, o, o.predict ? "tcgen05 emulator on the CPU, B200 timing model (timing only)"
                                    : "tcgen05 emulator on the CPU");
   set_emulator_options(o);
-  const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(o, launch)
+  const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(spec, o, launch)
                                                              : emulate_bf16(o, launch);
   const tcsim::Stats st = tcsim::last_stats();
   if (o.predict)

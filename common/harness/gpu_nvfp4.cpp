@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "common/harness/gpu.h"
@@ -206,9 +207,38 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   args.fp4.c = c.get();
   args.stream = stream.get();
 
+  // A step's workspace (split-K partials and counters; workspace.cpp): counters zeroed
+  // once, the rest poisoned before the checked launch; the counters must be 0 after every launch.
+  const StepWorkspace ws = workspace_for(spec, o, gpu.sm_count);
+  DeviceBuffer<uint8_t> ws_d(std::max<size_t>(ws.bytes, 1));
+  if (ws.bytes) {
+    CUDA_CHECK(cudaMemsetAsync(ws_d.get(), 0, ws.zeroed_bytes, stream.get()));
+    CUDA_CHECK(cudaMemsetAsync(ws_d.get() + ws.zeroed_bytes, 0xFF, ws.bytes - ws.zeroed_bytes, stream.get()));
+    args.workspace = ws_d.get();
+    args.workspace_bytes = ws.bytes;
+  }
+
   // The checked launch: C starts as NaN (0xFFFF is an FP16 NaN).
   std::vector<__half> out(count_c);
   checked_launch(spec, launch, args, stream.get(), c.get(), c.bytes(), out.data());
+  if (ws.bytes) {
+    // Counters reset, and a second launch (other CTAs may finish first) gives bitwise the same C.
+    std::vector<uint8_t> counters(ws.zeroed_bytes);
+    std::vector<__half> again(count_c);
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    CUDA_CHECK(cudaMemcpy(counters.data(), ws_d.get(), ws.zeroed_bytes, cudaMemcpyDeviceToHost));
+    std::string bad = counters_not_reset(counters.data(), ws.zeroed_bytes);
+    if (bad.empty()) {
+      checked_launch(spec, launch, args, stream.get(), c.get(), c.bytes(), again.data());
+      CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      CUDA_CHECK(cudaMemcpy(counters.data(), ws_d.get(), ws.zeroed_bytes, cudaMemcpyDeviceToHost));
+      bad = counters_not_reset(counters.data(), ws.zeroed_bytes);
+      if (bad.empty()) bad = repeat_difference(out.data(), again.data(), static_cast<int64_t>(count_c), o.n);
+    }
+    if (!bad.empty()) throw std::runtime_error(bad);
+    std::printf("repeat:   a second launch gave bitwise the same C; workspace of %zu bytes, counters reset\n",
+                ws.bytes);
+  }
 
   // cuBLASLt's block-scaled FP4 matmul exists for compute capability 10.x (and later GPUs, which
   // an sm_100a step never runs on).

@@ -349,4 +349,19 @@ struct GpuTrace {
 // other than setup and teardown, as in the emulator's traces); CTAs named "CTA 5 (SM 12)".
 GpuTrace trace_from_records(const TraceBuf& layout, const TraceRecord* records);
 
+// ---------------------------------------------------------------------------------------------
+// A step's global scratch memory (StepSpec::workspace; workspace.cpp)
+// ---------------------------------------------------------------------------------------------
+
+constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;  // a sanity bound on what a step may ask for
+// The step's workspace for the problem of `o` on `num_sms` SMs ({0, 0} if it declares none); a
+// size past kMaxWorkspaceBytes or counters larger than the whole is a bug in the step: logic_error.
+StepWorkspace workspace_for(const StepSpec& spec, const Options& o, int num_sms);
+// Host memory `ws` of w.bytes: the counters zeroed (zero_counters), the rest 0xFF (FP32 NaN).
+void prepare_workspace(uint8_t* ws, const StepWorkspace& w, bool zero_counters);
+// "" if the first zeroed_bytes of `counters` are all 0 again, else which one is not.
+std::string counters_not_reset(const uint8_t* counters, size_t zeroed_bytes);
+// "" if two launches' FP16 outputs (count elements, rows of n) are bitwise identical, else where not.
+std::string repeat_difference(const __half* first, const __half* second, int64_t count, int64_t n);
+
 }  // namespace tcg::harness

@@ -451,6 +451,7 @@ StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_by
 void model_global_store(Fiber& f, const void* addr, uint32_t bytes);
 void model_thread_exit(Fiber& f);
 double model_fence_init_ns();          // fence.mbarrier_init (CTA setup)
+void model_global_atomic(Fiber& f);  // an atom on global memory: one L2 round trip
 // Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
 bool trace_cta(const Cta& cta);
 uint32_t linear_cta(const Cta& cta);
@@ -459,6 +460,12 @@ void trace_async(const Cta& cta, const char* engine, const std::string& name, co
 void trace_store_flush(Fiber& f);
 void trace_begin_launch(Scheduler& s);
 void trace_end_launch(Scheduler& s);
+
+// ---- global memory ordering between threads (global_order.cpp)
+void global_order_reset();  // at each launch
+// bar.sync / __syncthreads id, the barrier's generation: a thread arrives, later leaves it.
+void global_order_barrier_arrive(uint32_t bar_id, uint64_t generation);
+void global_order_barrier_leave(uint32_t bar_id, uint64_t generation);
 
 // ---- failure reporting (scheduler.cpp)
 [[noreturn]] void fail(const std::string& msg);

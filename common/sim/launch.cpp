@@ -214,6 +214,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
                    " SMs (its CTAs run on distinct SMs), but the emulated GPU has " + std::to_string(g_options.num_sms) +
                    " (--sim-sms)");
   g_stats = Stats{};
+  global_order_reset();
   const auto t0 = Clock::now();
   Scheduler s;
   s.rng.s = g_options.seed * 0x2545F4914F6CDD1Dull + 12345;

@@ -119,6 +119,14 @@ void tmem_wait_ld(SrcLoc at);
 // otherwise it costs nothing.
 void trace_phase(const char* name, bool begin, bool draw, SrcLoc at);
 
+// ---- global memory one thread stores and another loads (global_order.cpp): the stores and
+// loads of common/ptx/global.cuh, checked for visibility (PTX ISA §8.9), and the atomics and
+// strong stores that order them
+void st_global_shared(void* dst, const void* src, uint32_t bytes, SrcLoc at);
+void ld_global_shared(void* dst, const void* src, uint32_t bytes, SrcLoc at);
+uint32_t atom_add_acq_rel_gpu(uint32_t* addr, uint32_t v, SrcLoc at);
+void st_relaxed_gpu(uint32_t* addr, uint32_t v, SrcLoc at);
+
 // ---- warp MMA
 void ldmatrix(int num, uint32_t addr, uint32_t* regs, SrcLoc at);
 void mma_sync_m16n8k16_bf16(float* d, const uint32_t* a, const uint32_t* b, const float* c, SrcLoc at);

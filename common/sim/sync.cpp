@@ -125,6 +125,8 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   check_fence_before(nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync");
   b.tc_acc.join(tc_release_clock(f));
   b.expected = expected;
+  const uint64_t gen_arrived = b.generation;
+  global_order_barrier_arrive(id, gen_arrived);  // global_order.cpp: the barrier orders global stores
   b.arrived++;
   // __syncthreads (count 0): threads that already exited count as arrived.
   const uint32_t have = b.arrived + (nthreads ? 0u : uint32_t(cta.exited));
@@ -139,6 +141,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
     tc_acquire(f, b.tc_done);
     f.cta_sync_time = b.completed_time;
     note_thread_sync(what, at);
+    global_order_barrier_leave(id, gen_arrived);
     return;
   }
   const uint64_t gen = b.generation;
@@ -155,6 +158,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   tc_acquire(f, b.tc_done);
   f.cta_sync_time = b.completed_time;
   note_thread_sync(what, at);
+  global_order_barrier_leave(id, gen_arrived);
 }
 
 void syncwarp(SrcLoc at) {

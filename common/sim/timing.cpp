@@ -77,6 +77,7 @@ enum ParamId {
   kTmaBoxCycles,
   kMbarHandoffCycles,
   kTmaChipRequestsPerNs,
+  kGlobalAtomicCycles,
   kNumParams
 };
 
@@ -144,6 +145,8 @@ const Param kDefaultParams[kNumParams] = {
     {"TMA: chip L2 requests", 218, "requests/ns", "measured",
      "H100: 16-byte-wide rows from every SM, 173 rows/ns (each row one request; results/micro_h100.csv) x 1.26 "
      "(B200/H100 L2 read bandwidth, as for stores); risk: the same"},
+    {"global atomic round trip", 600, "cycles", "estimate",
+     "atom.acq_rel.gpu: an L2 round trip plus the release's wait for earlier stores; not published for B200"},
 };
 
 Param g_params[kNumParams];
@@ -300,6 +303,11 @@ void model_global_access(Fiber& f, uint32_t bytes, bool store) {
 }
 
 double model_warp_mma(Cta&) { return cyc(p(kWarpMmaCycles)); }
+
+void model_global_atomic(Fiber& f) {
+  model_global_access(f, 4, /*store=*/false);  // through the SM's path to L2
+  model_spend(f, cyc(p(kGlobalAtomicCycles)));  // the returned value is needed before the thread goes on
+}
 
 // ---------------------------------------------------------------------------------------------
 // Global stores, charged per warp instruction (docs/timing_model.md, "Stores"). The lanes of a

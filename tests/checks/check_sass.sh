@@ -43,6 +43,10 @@ declare -A expect=(
   [step09]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTMASTG.2D FENCE.VIEW.ASYNC.S DEPBAR.LE STS.128 UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT UGETNEXTWORKID.BROADCAST !UGETNEXTWORKID\$ LDS.128"
   # The tcgen05 hardware probes (make build/tests/tcgen05_check; not a step, no trace template).
   [tests/tcgen05_check]="UTCHMMA\$ UTCHMMA.2CTA UTCOMMA.4X UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ UTCBAR.2CTA.MULTICAST LDTM UTCATOMSWS UTCATOMSWS.2CTA UTMALDG.2D.2CTA UCGABAR_ARV UCGABAR_WAIT"
+  # step 10: step 07's, plus the split-K reduction: atom.acq_rel.gpu = MEMBAR.ALL.GPU (release) +
+  # ATOMG...STRONG.GPU + CCTL.IVALL (acquire: drop stale L1 lines); st.relaxed.gpu = STG.E.STRONG.GPU;
+  # the partials' 16-byte st/ld.global.v4 = STG.E.128 / LDG.E.128.
+  [step10]="UTCOMMA.4X !UTCHMMA UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ LDTM UTMALDG.2D\$ F2FP.F16.F32.PACK_AB ATOMG.E.ADD.STRONG.GPU MEMBAR.ALL.GPU CCTL.IVALL STG.E.STRONG.GPU LDG.E.128 STG.E.128"
 )
 [ $# -gt 0 ] || set -- $(make --no-print-directory -s list-steps)
 bad=0

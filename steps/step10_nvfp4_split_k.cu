@@ -1,0 +1,427 @@
+// Step 10 — NVFP4 split-K for skinny shapes: K spread over S CTAs per output tile, the FP32
+// partials combined in a fixed order, so C is the same bit for bit on every run.
+//
+// NEW SINCE STEP 07
+//   The warps, ring, MMAs and scale copies are step 07's. What changes:
+//   * Each 128 x 128 output tile is computed by S CTAs ("splits"); split s runs the k-tiles
+//     [s * q + min(s, r), +q + (s < r)) with q, r = k_tiles / S, k_tiles % S, so the k-tiles are
+//     shared out as evenly as they can be and the tail k-tile (1..4 k-steps) is in the last split.
+//     The grid is tiles x S CTAs: CTA b is split b / tiles of tile b % tiles.
+//   * S is chosen at launch: S = min(num_sms / tiles, k_tiles / 8, kMaxSplits = 4), at least 1:
+//     one wave of CTAs, and every split streams at least 8 k-tiles (see SPLIT OR NOT below).
+//     S = 1 is step 07 exactly: C straight from TMEM, no workspace.
+//   * With S > 1 every CTA writes its FP32 partial tile (64 KiB) to its own slot of a global
+//     workspace (StepSpec::workspace, allocated by the harness), then the epilogue warps meet at a
+//     named barrier and one thread adds 1 to the tile's counter with atom.acq_rel.gpu. The CTA
+//     that sees S - 1 (it arrived last) resets the counter to 0 for the next launch, and its
+//     epilogue sums the S partials IN THE ORDER split 0, 1, ..., S - 1 (its own from TMEM, the
+//     others from the workspace), rounds to FP16 and stores C. No CTA ever waits for another, so
+//     the kernel cannot deadlock whichever CTAs are resident.
+//   * Ordering (PTX ISA §8, common/ptx/global.cuh): the partial stores of the 128 epilogue threads
+//     -> bar.sync -> release (the atom) in the writer; the atom (acquire) -> bar.sync -> loads in
+//     the reducer. The read-modify-writes of one counter form a release sequence, so the last CTA
+//     acquires every earlier writer's release. The emulator checks this chain for every load.
+//
+// DETERMINISM AND WHAT IT COSTS
+//   FP32 addition is not associative: (p0 + p1) + p2 and (p0 + p2) + p1 can differ in the last
+//   bit, and after the FP16 rounding occasionally in C. Summing in arrival order (or with atomic
+//   float adds into C) would make C depend on which CTA finished first, which changes from run to
+//   run. Here the order is fixed by split index, whoever reduces. The price: the reducing CTA
+//   cannot add a partial as it arrives; every CTA, the last one included, writes its whole
+//   partial (it learns that it is last only after its release), and the last one reads S - 1 of
+//   them back: (S - 1) x 64 KiB through one SM, 0.55 us each at the model's 64 B/cycle store
+//   path (an estimate). That tail is what keeps S small (kMaxSplits = 4).
+//
+// SPLIT OR NOT (the B200 timing model's figures, --predict; the parameters are docs/timing_model.md's)
+//   A k-tile costs a CTA 36 KiB / 135 GB/s = 0.27 us of TMA streaming. A split adds to the
+//   reducing CTA: its own 64 KiB partial written (0.55 us), one atom round trip (600 cycles,
+//   0.32 us, an estimate), and 64 KiB read per other split (0.55 us), about 1.4 us for S = 2,
+//   i.e. 5 k-tiles. Halving 8 k-tiles saves only 4: on 128 x 7168 x 2048, S = 2 predicts
+//   4.28 us against 3.76 us unsplit. Hence at least 8 k-tiles per split. Measured in the model
+//   with S capped at 2 / 3 / 4: 128 x 4096 x 7168 takes 6.74 / 6.23 / 6.54 us, so S = 3 there;
+//   128 x 7168 x 16384 takes 12.39 us with S = 2 (the SM count allows no more).
+//
+// WHY: BYTES PER SM (published B200 figures: 8 TB/s HBM spec; model: 7.2 TB/s HBM, 135 GB/s of
+// TMA per SM; docs/timing_model.md). Every CTA streams 36 KiB per k-tile (A 16 KiB, B 16 KiB,
+// scales 4 KiB) through its SM's TMA unit.
+//   128 x 7168 x 16384: 56 tiles, 64 k-tiles, 67.2 MB of operands. Step 07: 56 SMs x 64 k-tiles
+//     x 36 KiB = 2.36 MB per SM = 17.5 us at 135 GB/s. S = 2 (112 CTAs): 1.18 MB per SM = 8.7 us,
+//     under the HBM floor 67.2 MB / 7.2 TB/s = 9.3 us: HBM-bound, as the shape should be.
+//   128 x 4096 x 7168: 32 tiles, 28 k-tiles, 17.0 MB. Step 07: 1.03 MB per SM = 7.6 us. S = 3
+//     (96 CTAs): 10 k-tiles = 369 KB per SM = 2.7 us; HBM floor 2.4 us. (S = 4: 7 k-tiles,
+//     1.9 us, but a 4th partial to read.)
+//   128 x 7168 x 2048: 56 tiles, 8 k-tiles, 8.4 MB. Step 07: 295 KB per SM = 2.2 us. S = 2
+//     would give 147 KB = 1.1 us (HBM floor 1.2 us), but the reduction costs more than the
+//     4 k-tiles it saves (SPLIT OR NOT): S = 1, step 07's kernel.
+//   A stream-K walk (148 CTAs, each k_tiles x tiles / 148 k-tiles: 24.2, 6.1, 3.0) would lower
+//   the per-SM bytes below what S gives (32, 10, 8 k-tiles), but every CTA of it ends in a
+//   partial tile: the same reduction tail, on every SM instead of S - 1 of S, plus work units
+//   that span tiles and CTAs that own two partial tiles. The first shape is at the HBM floor
+//   already; on the other two the tail, not the streaming, is what a cheaper reduction must cut.
+//   TMA multicast of A (16 of the 36 KiB) in a cluster along N would cut the per-SM bytes by 44%,
+//   but the first shape is HBM-bound and the other two are bound by the TMA latency (0.72 us per
+//   CTA, once) and the reduction tail, which multicast does not shorten; left for later.
+//   BLOCK_N = 64 doubles the CTAs per tile row but halves the B bytes per A byte (A 16 KiB + B
+//   8 KiB per k-tile): more SMs busy for the same per-SM time as S = 2, and a half-atom scale
+//   layout for SFB; not worth it when S already fills the SMs.
+//
+// SHARED MEMORY, TMEM: step 07's (6 stages of 36 KiB, 217.1 KiB; 512 TMEM columns), plus a 4-byte
+//   "this CTA reduces" flag. A deeper ring is not possible (a 7th stage needs 253 KiB), nor would
+//   it help: the first shape is HBM-bound, and on the other two a CTA's 8-10 k-tiles nearly all
+//   fit in the 6 stages at once.
+//
+// CONSTRAINTS
+//   As step 07: any M, N >= 1, K a multiple of 64. Workspace: 4 bytes per tile (counters, zero
+//   before the first launch, zero again after each) + tiles x S x 64 KiB of partials, none when
+//   S = 1. Two launches that share a workspace must not run concurrently.
+//
+// RUN
+//   make step10 && ./step10            (B200: real kernel; elsewhere: the emulator)
+//   ./step10 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
+#include "../common/kernel_common.cuh"
+#include "../common/nvfp4_layout.h"
+
+namespace TCG_BUILD_NS {
+
+using namespace tcg;
+
+constexpr int BLOCK_M = 128;           // = MMA M: one TMEM lane per output row
+constexpr int BLOCK_N = 128;           // = MMA N: one TMEM column per output column
+constexpr int BLOCK_K = 256;           // FP4 elements of K per stage: one 128-byte swizzle atom row
+constexpr int MMA_K = int(kMxf4K);     // K of one kind::mxf4nvf4 MMA: 64 elements = 32 bytes
+constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per stage
+constexpr int NUM_STAGES = 6;
+constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
+constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
+constexpr int kMaxSplits = 4;          // each split beyond the second adds 64 KiB to the reducer's reads
+constexpr int kMinKTilesPerSplit = 8;  // 288 KiB of operands per split for the <= 2 x 64 KiB of partials it adds
+constexpr uint32_t EPILOGUE_BAR = 1;   // named barrier of the 4 epilogue warps (0 is __syncthreads)
+constexpr uint32_t EPILOGUE_THREADS = 128;
+
+constexpr uint32_t SFA_ATOMS_PER_KSTEP = BLOCK_M / kSfAtomRows;  // 1
+constexpr uint32_t SFB_ATOMS_PER_KSTEP = BLOCK_N / kSfAtomRows;  // 1
+constexpr uint32_t SFA_STAGE_BYTES = KSTEPS * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;  // 2 KiB
+constexpr uint32_t SFB_STAGE_BYTES = KSTEPS * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;  // 2 KiB
+
+constexpr uint32_t SFA_COLS_PER_KSTEP = BLOCK_M / 32;  // 4
+constexpr uint32_t SFB_COLS_PER_KSTEP = BLOCK_N / 32;  // 4
+constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS * (SFA_COLS_PER_KSTEP + SFB_COLS_PER_KSTEP);  // 32
+constexpr uint32_t SF_TMEM_BASE = BLOCK_N;
+static_assert(SF_TMEM_BASE + NUM_STAGES * SF_TMEM_STAGE_COLS <= TMEM_COLS, "TMEM columns");
+
+// Shared memory, offsets from a 1024-byte-aligned base.
+constexpr uint32_t A_STAGE_BYTES = BLOCK_M * BLOCK_K / 2;  // 128 x 128 B = 16 KiB
+constexpr uint32_t B_STAGE_BYTES = BLOCK_N * BLOCK_K / 2;  // 128 x 128 B = 16 KiB
+constexpr uint32_t A_TILES = 0;
+constexpr uint32_t B_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
+constexpr uint32_t SFA_TILES = B_TILES + NUM_STAGES * B_STAGE_BYTES;
+constexpr uint32_t SFB_TILES = SFA_TILES + NUM_STAGES * SFA_STAGE_BYTES;
+constexpr uint32_t TMA_FULL_BARS = SFB_TILES + NUM_STAGES * SFB_STAGE_BYTES;
+constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
+constexpr uint32_t MAINLOOP_DONE_BAR = MMA_DONE_BARS + NUM_STAGES * 8;
+constexpr uint32_t TMEM_SLOT = MAINLOOP_DONE_BAR + 8;
+constexpr uint32_t REDUCER_FLAG = TMEM_SLOT + 4;  // 1: this CTA arrived last and reduces its tile
+constexpr uint32_t SMEM_BYTES = REDUCER_FLAG + 4;
+
+constexpr uint32_t AB_STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
+constexpr uint32_t SBO_SW128 = 8 * 128;
+constexpr uint32_t SBO_SF = 128;
+static_assert(A_STAGE_BYTES % 1024 == 0 && B_STAGE_BYTES % 1024 == 0, "128B-swizzled tiles must be 1024-byte aligned");
+static_assert(SMEM_BYTES + kSmemAlignSlack <= 232448, "exceeds the sm_100 shared-memory limit");
+static_assert(is_valid_mxf4_shape_cta1(BLOCK_M, BLOCK_N), "invalid kind::mxf4nvf4 shape");
+constexpr uint32_t IDESC = make_idesc_mxf4nvf4(BLOCK_M, BLOCK_N);
+
+// The workspace: per-tile counters, then one 64 KiB FP32 partial per (tile, split). A partial is
+// stored in 16-byte granules (4 consecutive columns of one row) ordered column group first, row
+// second: granule (g, r) at 16 * (128 g + r). The 32 lanes of an epilogue warp hold 32
+// consecutive rows, so each of their 16-byte stores and loads covers 512 contiguous bytes.
+constexpr uint32_t PARTIAL_BYTES = BLOCK_M * BLOCK_N * 4;  // 64 KiB
+__host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32_t row) {
+  return 16u * (col_group * BLOCK_M + row);
+}
+__host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(tiles) * 4 + 255) / 256 * 256; }
+
+// S: enough CTAs for the SMs, each split at least kMinKTilesPerSplit k-tiles, at most kMaxSplits.
+__host__ __device__ constexpr int splits_for(int tiles, int k_tiles, int sms) {
+  int s = sms / tiles;
+  if (s > k_tiles / kMinKTilesPerSplit) s = k_tiles / kMinKTilesPerSplit;
+  if (s > kMaxSplits) s = kMaxSplits;
+  return s < 1 ? 1 : s;
+}
+static_assert(splits_for(56, 64, 148) == 2 && splits_for(32, 28, 148) == 3 && splits_for(56, 8, 148) == 1,
+              "the competition shapes' splits, as the header explains them");
+
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &h, 4);
+  return u;
+}
+
+// Converts 8 FP32 values (raw bits) for C[row][col .. col+7] to FP16 and stores those inside the
+// m x n matrix, as step 07.
+__device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int row, int col,
+                                                   const uint32_t* r TCG_LOC) {
+  if (row >= m || col >= n) return;
+  __half* out = c + size_t(row) * n + col;
+  if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {
+    store_16B(out, make_uint4(pack_half2(u32_as_float(r[0]), u32_as_float(r[1])),
+                              pack_half2(u32_as_float(r[2]), u32_as_float(r[3])),
+                              pack_half2(u32_as_float(r[4]), u32_as_float(r[5])),
+                              pack_half2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
+  } else {
+    for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2half_rn(u32_as_float(r[i]));
+  }
+}
+
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS)
+    gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
+                uint32_t* counters, uint8_t* partials, const __grid_constant__ TraceBuf trace_buf) {
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t smem_base = smem_addr(smem);
+  auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
+  auto b_tile = [&](int s) { return smem_base + B_TILES + s * B_STAGE_BYTES; };
+  auto sfa_tile = [&](int s) { return smem_base + SFA_TILES + s * SFA_STAGE_BYTES; };
+  auto sfb_tile = [&](int s) { return smem_base + SFB_TILES + s * SFB_STAGE_BYTES; };
+  auto tma_full_bar = [&](int s) { return smem_base + TMA_FULL_BARS + 8 * s; };
+  auto mma_done_bar = [&](int s) { return smem_base + MMA_DONE_BARS + 8 * s; };
+  const uint32_t mainloop_done_bar = smem_base + MAINLOOP_DONE_BAR;
+  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
+  volatile uint32_t* reducer_flag = reinterpret_cast<uint32_t*>(smem + REDUCER_FLAG);
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tiles_n = ceil_div(n, BLOCK_N);
+  const int tiles = ceil_div(m, BLOCK_M) * tiles_n;
+  const int tile = int(blockIdx.x) % tiles, split = int(blockIdx.x) / tiles;
+  const int m0 = tile / tiles_n * BLOCK_M, n0 = tile % tiles_n * BLOCK_N;
+
+  if (warp == 1) {
+    tmem_alloc(smem_base + TMEM_SLOT, TMEM_COLS);
+    tmem_relinquish_alloc_permit();
+  } else if (warp == 0 && elect_one_sync()) {
+    for (int s = 0; s < NUM_STAGES; ++s) {
+      mbarrier_init(tma_full_bar(s), 1);
+      mbarrier_init(mma_done_bar(s), 1);
+    }
+    mbarrier_init(mainloop_done_bar, 1);
+    fence_mbarrier_init();
+  }
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_accum = *tmem_slot;
+  trace.end(Phase::kSetup);
+
+  const int num_ksteps = k / MMA_K;  // K % 64 == 0
+  const int num_k_tiles = ceil_div(num_ksteps, KSTEPS);
+  auto ksteps_of = [&](int kt) { const int left = num_ksteps - kt * KSTEPS; return left < KSTEPS ? left : KSTEPS; };
+  // This split's k-tiles: [kt_begin, kt_begin + my_k_tiles); splits <= num_k_tiles, so never empty.
+  const int per_split = num_k_tiles / splits, extra = num_k_tiles % splits;
+  const int kt_begin = split * per_split + (split < extra ? split : extra);
+  const int my_k_tiles = per_split + (split < extra ? 1 : 0);
+
+  if (warp == 0) {
+    // ---------------------------------------------------------------- producer (TMA) warp
+    if (elect_one_sync()) {
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
+      const uint32_t sfa_row_block = uint32_t(m0) / kSfAtomRows, sfb_row_block = uint32_t(n0) / kSfAtomRows;
+      uint32_t empty_parity = 1;
+      for (int i = 0; i < my_k_tiles; ++i) {
+        const int kt = kt_begin + i, s = i % NUM_STAGES;
+        const uint32_t sf_bytes_a = ksteps_of(kt) * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;
+        const uint32_t sf_bytes_b = ksteps_of(kt) * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
+        mbarrier_arrive_expect_tx(tma_full_bar(s), AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b);
+        tma_load_2d(a_tile(s), &tmap_a, kt * BLOCK_K / 2, m0, tma_full_bar(s));
+        tma_load_2d(b_tile(s), &tmap_b, kt * BLOCK_K / 2, n0, tma_full_bar(s));
+        bulk_load(sfa_tile(s), sfa + sf_atom_offset(sfa_row_block, uint32_t(kt * KSTEPS), uint32_t(k)), sf_bytes_a,
+                  tma_full_bar(s));
+        bulk_load(sfb_tile(s), sfb + sf_atom_offset(sfb_row_block, uint32_t(kt * KSTEPS), uint32_t(k)), sf_bytes_b,
+                  tma_full_bar(s));
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.begin_elected(Phase::kDrain);
+      for (int i = my_k_tiles; i < my_k_tiles + NUM_STAGES; ++i) {
+        const int s = i % NUM_STAGES;
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.end_elected(Phase::kDrain);
+    }
+  } else if (warp == 1) {
+    // ---------------------------------------------------------------- MMA warp
+    if (elect_one_sync()) {
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
+      uint32_t full_parity = 0;
+      for (int i = 0; i < my_k_tiles; ++i) {
+        const int kt = kt_begin + i, s = i % NUM_STAGES;
+        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
+        tcgen05_fence_after_thread_sync();
+        const uint32_t sf_cols = SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
+        for (int ks = 0; ks < ksteps_of(kt); ++ks) {
+          const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + ks * SFA_COLS_PER_KSTEP);
+          const uint32_t sfb_tmem =
+              tmem_offset(tmem_accum, 0, sf_cols + KSTEPS * SFA_COLS_PER_KSTEP + ks * SFB_COLS_PER_KSTEP);
+          for (uint32_t j = 0; j < SFA_ATOMS_PER_KSTEP; ++j)
+            tcgen05_cp_32x128b_warpx4(
+                tmem_offset(sfa_tmem, 0, 4 * j),
+                make_smem_desc(sfa_tile(s) + (ks * SFA_ATOMS_PER_KSTEP + j) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+          for (uint32_t j = 0; j < SFB_ATOMS_PER_KSTEP; ++j)
+            tcgen05_cp_32x128b_warpx4(
+                tmem_offset(sfb_tmem, 0, 4 * j),
+                make_smem_desc(sfb_tile(s) + (ks * SFB_ATOMS_PER_KSTEP + j) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+          const uint64_t a_desc = make_smem_desc(a_tile(s) + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+          const uint64_t b_desc = make_smem_desc(b_tile(s) + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+          mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b_desc, IDESC, sfa_tmem, sfb_tmem,
+                                  /*accumulate=*/i > 0 || ks > 0);
+        }
+        mma_commit(mma_done_bar(s));
+        if (s == NUM_STAGES - 1) full_parity ^= 1;
+      }
+      mma_commit(mainloop_done_bar);
+    }
+  } else {
+    // ---------------------------------------------------------------- epilogue warps 2..5
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
+    tcgen05_fence_after_thread_sync();
+    const int quarter = warp % 4;
+    const int tile_row = quarter * 32 + lane;  // = TMEM lane
+    const int row = m0 + tile_row;
+    if (splits == 1) {
+      for (int col = 0; col < BLOCK_N; col += 16) {
+        uint32_t r[16];
+        tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
+        tmem_wait_ld(r);
+        store_c_chunk8_f16(c, m, n, row, n0 + col, r);
+        store_c_chunk8_f16(c, m, n, row, n0 + col + 8, r + 8);
+      }
+    } else {
+      // 1. This split's partial to its workspace slot.
+      uint8_t* const slots = partials + size_t(tile) * size_t(splits) * PARTIAL_BYTES;
+      uint8_t* const mine = slots + size_t(split) * PARTIAL_BYTES;
+      for (int col = 0; col < BLOCK_N; col += 16) {
+        uint32_t r[16];
+        tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
+        tmem_wait_ld(r);
+        for (int g = 0; g < 4; ++g)
+          st_global_v4(mine + granule_offset(uint32_t(col / 4 + g), uint32_t(tile_row)),
+                       make_uint4(r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]));
+      }
+      // 2. Every epilogue thread's stores, then one release on the tile's counter. The thread that
+      //    sees S - 1 arrivals before its own is the last: it resets the counter (all S CTAs of
+      //    this launch have counted) and its CTA reduces.
+      tcgen05_fence_before_thread_sync();
+      named_barrier_sync(EPILOGUE_BAR, EPILOGUE_THREADS);
+      if (warp == 2 && lane == 0) {
+        const uint32_t arrived_before = atom_add_acq_rel_gpu(counters + tile, 1u);
+        const bool last = arrived_before == uint32_t(splits - 1);
+        if (last) st_relaxed_gpu(counters + tile, 0u);
+        *reducer_flag = last ? 1u : 0u;
+      }
+      named_barrier_sync(EPILOGUE_BAR, EPILOGUE_THREADS);
+      tcgen05_fence_after_thread_sync();
+      // 3. The last CTA: C = ((p0 + p1) + p2) + ..., always in split order; its own partial comes
+      //    from TMEM (the same bits it stored).
+      if (*reducer_flag) {
+        for (int col = 0; col < BLOCK_N; col += 16) {
+          uint32_t own[16];
+          tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), own);
+          tmem_wait_ld(own);
+          float acc[16];
+          for (int s = 0; s < splits; ++s) {
+            uint32_t v[16];
+            if (s == split) {
+              for (int e = 0; e < 16; ++e) v[e] = own[e];
+            } else {
+              for (int g = 0; g < 4; ++g) {
+                const uint4 q = ld_global_v4(slots + size_t(s) * PARTIAL_BYTES +
+                                             granule_offset(uint32_t(col / 4 + g), uint32_t(tile_row)));
+                v[4 * g] = q.x, v[4 * g + 1] = q.y, v[4 * g + 2] = q.z, v[4 * g + 3] = q.w;
+              }
+            }
+            for (int e = 0; e < 16; ++e) acc[e] = s == 0 ? u32_as_float(v[e]) : acc[e] + u32_as_float(v[e]);
+          }
+          uint32_t r[16];
+          for (int e = 0; e < 16; ++e) memcpy(&r[e], &acc[e], 4);
+          store_c_chunk8_f16(c, m, n, row, n0 + col, r);
+          store_c_chunk8_f16(c, m, n, row, n0 + col + 8, r + 8);
+        }
+      }
+    }
+  }
+
+  trace.begin(Phase::kTeardown);
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
+}
+
+static CUtensorMap make_fp4_kmajor_sw128_map(const uint8_t* base, int rows, int k, int box_rows) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kU8;
+  t.base = base;
+  t.dims[0] = uint64_t(k) / 2;
+  t.dims[1] = uint64_t(rows);
+  t.strides[0] = uint64_t(k) / 2;
+  t.box[0] = BLOCK_K / 2;
+  t.box[1] = uint32_t(box_rows);
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+struct SplitPlan {
+  int tiles, k_tiles, splits;
+};
+static SplitPlan plan_for(int m, int n, int k, int sms) {
+  SplitPlan p;
+  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, BLOCK_N);
+  p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
+  p.splits = splits_for(p.tiles, p.k_tiles, sms);
+  return p;
+}
+
+// StepSpec::workspace: counters + partials when the launch splits K, nothing otherwise.
+static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
+  const SplitPlan p = plan_for(m, n, k, sms);
+  if (p.splits == 1) return {};
+  StepWorkspace w;
+  w.zeroed_bytes = counter_bytes(p.tiles);
+  w.bytes = w.zeroed_bytes + size_t(p.tiles) * size_t(p.splits) * PARTIAL_BYTES;
+  return w;
+}
+
+constexpr StepSpec spec{10, "nvfp4_split_k", "NVFP4 split-K, deterministic reduction, FP16 out", Arch::kSm100a,
+                        /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
+
+void launch(const GemmArgs& g) {
+  const Nvfp4Operands& f = g.fp4;
+  const int sms = num_sms();
+  const SplitPlan p = plan_for(g.m, g.n, g.k, sms);
+  const StepWorkspace need = workspace_for_problem(g.m, g.n, g.k, sms);
+  if (g.workspace_bytes < need.bytes || (need.bytes > 0 && g.workspace == nullptr))
+    throw std::invalid_argument("step 10: " + std::to_string(p.splits) + " splits need a workspace of " +
+                                std::to_string(need.bytes) + " bytes; got " + std::to_string(g.workspace_bytes));
+  uint8_t* ws = static_cast<uint8_t*>(g.workspace);
+  uint32_t* counters = reinterpret_cast<uint32_t*>(ws);
+  uint8_t* partials = ws ? ws + need.zeroed_bytes : nullptr;
+  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, BLOCK_N);
+  LaunchDims d;
+  d.grid = dim3(unsigned(p.tiles * p.splits));
+  d.block = dim3(NUM_THREADS);
+  d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
+  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, f.sfa, f.sfb, f.c, g.m, g.n, g.k,
+                p.splits, counters, partials, g.trace);
+}
+
+}  // namespace TCG_BUILD_NS
+
+TCG_STEP_MAIN(spec)

@@ -1,0 +1,176 @@
+// tests/emulator/test_global_order.cpp — the emulator's rule for global memory that one thread stores
+// and another loads (common/ptx/global.cuh, common/sim/global_order.cpp): a load of a granule
+// stored by another thread must be ordered after the store by bar.sync within a CTA, or by a
+// release (atom.acq_rel.gpu after a bar.sync that follows the stores) acquired by the loading
+// thread (atom.acq_rel.gpu on the same location, then bar.sync to reach the other loaders). Each
+// way of breaking the chain is a small two-CTA kernel that must be reported, beside the correct
+// one, which must not be, under several scheduler seeds.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../../common/kernel_common.cuh"
+#include "emulator_test_util.h"
+
+namespace {
+
+using tcg_test::contains;
+using tcg_test::sim_error;
+using Seed = tcg_test::SimOptions;
+
+enum Break : int {
+  kNone = 0,
+  kNoBarrierBeforeRelease = 1,  // the counting thread releases before the other threads have stored
+  kNoBarrierAfterAcquire = 2,   // the other threads of the last CTA load without waiting for the acquire
+  kIgnoreCounter = 3,           // CTA 1 loads CTA 0's data whether or not it came last
+};
+
+constexpr int kThreads = 64;
+
+// Two CTAs of 64 threads. Each thread stores one 16-byte granule {cta, tid, 7, 9} to
+// data[cta][tid]; then one thread per CTA adds 1 to *counter; the CTA that saw 1 (it came last)
+// loads every granule of the other CTA and writes their checksum to sums[cta].
+__global__ void publish_kernel(uint8_t* data, uint32_t* counter, uint32_t* sums, int mode) {
+  uint8_t* smem = tcg::aligned_smem_base();
+  volatile uint32_t* last = reinterpret_cast<uint32_t*>(smem);
+  const uint32_t cta = blockIdx.x, tid = threadIdx.x;
+  tcg::st_global_v4(data + 16 * (cta * kThreads + tid), make_uint4(cta, tid, 7, 9));
+  if (mode != kNoBarrierBeforeRelease) tcg::named_barrier_sync(1, kThreads);
+  if (tid == 0) *last = tcg::atom_add_acq_rel_gpu(counter, 1u) == 1u ? 1u : 0u;
+  if (mode != kNoBarrierAfterAcquire) tcg::named_barrier_sync(1, kThreads);
+  // Broken variants: CTA 1 loads whether it came last or not (with no bar.sync after the
+  // acquire, its threads other than 0 cannot know).
+  const bool reduce = mode == kNone || mode == kNoBarrierBeforeRelease ? *last != 0 : cta == 1;
+  if (reduce) {  // every thread loads one granule of the other CTA
+    const uint4 v = tcg::ld_global_v4(data + 16 * ((1 - cta) * kThreads + tid));
+    if (v.x == 1 - cta && v.y == tid && v.z == 7 && v.w == 9) sums[cta]++;  // emulated threads switch only in wrappers
+  }
+}
+
+struct Run {
+  std::string err;
+  uint32_t counter = 0, sums[2] = {0, 0};
+};
+
+Run run_publish(int mode) {
+  Run r;
+  alignas(16) static uint8_t data[2 * kThreads * 16];
+  const tcsim::GlobalAllocation reg_data(data, sizeof data, "data"), reg_counter(&r.counter, 4, "counter");
+  r.err = sim_error([&] {
+    tcg::launch_kernel(publish_kernel, tcg::LaunchDims{dim3(2), dim3(kThreads), 1024}, nullptr, data, &r.counter,
+                       r.sums, mode);
+  });
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("global order: stores, bar.sync, atom.acq_rel release, atom acquire, bar.sync, loads: allowed") {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Seed s(seed);
+    const Run r = run_publish(kNone);
+    INFO("seed " << seed << ": " << r.err);
+    CHECK(r.err == "");
+    CHECK(r.counter == 2);
+    CHECK(r.sums[0] + r.sums[1] == uint32_t(kThreads));  // the last CTA saw all 64 granules
+  }
+}
+
+TEST_CASE("global order: a release before the other threads' stores are ordered by bar.sync is reported") {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Seed s(seed);
+    const Run r = run_publish(kNoBarrierBeforeRelease);
+    INFO(r.err);
+    if (r.err.empty()) continue;
+    CHECK(contains(r.err, "global load before the store is visible"));
+    CHECK(contains(r.err, "no release by the storing CTA"));
+    ++caught;
+  }
+  CHECK(caught >= 1);
+}
+
+TEST_CASE("global order: loads by threads that did not bar.sync after the acquire are reported") {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Seed s(seed);
+    const Run r = run_publish(kNoBarrierAfterAcquire);
+    INFO(r.err);
+    if (r.err.empty()) continue;
+    CHECK(contains(r.err, "global load before the store is visible"));
+    ++caught;
+  }
+  CHECK(caught >= 1);
+}
+
+TEST_CASE("global order: loading another CTA's data without acquiring its release is reported") {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Seed s(seed);
+    const Run r = run_publish(kIgnoreCounter);
+    INFO(r.err);
+    if (r.err.empty()) continue;  // CTA 1 ran its loads before CTA 0 stored: stale data, not this rule
+    CHECK(contains(r.err, "global load before the store is visible"));
+    ++caught;
+  }
+  CHECK(caught >= 1);
+}
+
+namespace {
+
+// One CTA: thread t stores a granule, then (with `sync`) bar.sync, then loads thread (t+1)'s.
+__global__ void same_cta_kernel(uint8_t* data, int sync) {
+  const uint32_t tid = threadIdx.x;
+  tcg::st_global_v4(data + 16 * tid, make_uint4(tid, 0, 0, 0));
+  if (sync) __syncthreads();
+  (void)tcg::ld_global_v4(data + 16 * ((tid + 1) % 64));
+}
+
+__global__ void misaligned_atom_kernel(uint8_t* p) { (void)tcg::atom_add_acq_rel_gpu(reinterpret_cast<uint32_t*>(p + 2), 1u); }
+
+}  // namespace
+
+TEST_CASE("global order: within a CTA, bar.sync orders one thread's store before another's load") {
+  alignas(16) static uint8_t data[64 * 16];
+  const tcsim::GlobalAllocation reg(data, sizeof data, "data");
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    Seed s(seed);
+    CHECK(sim_error([&] { tcg::launch_kernel(same_cta_kernel, tcg::LaunchDims{dim3(1), dim3(64), 0}, nullptr, data, 1); }) ==
+          "");
+  }
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Seed s(seed);
+    const std::string err =
+        sim_error([&] { tcg::launch_kernel(same_cta_kernel, tcg::LaunchDims{dim3(1), dim3(64), 0}, nullptr, data, 0); });
+    if (err.empty()) continue;  // the neighbour had not stored yet: nothing to see
+    CHECK(contains(err, "no bar.sync joins the two threads"));
+    ++caught;
+  }
+  CHECK(caught >= 1);
+}
+
+TEST_CASE("global order: atom.global.add.u32 must be 4-byte aligned") {
+  alignas(16) static uint8_t word[16];
+  const std::string err =
+      sim_error([&] { tcg::launch_kernel(misaligned_atom_kernel, tcg::LaunchDims{dim3(1), dim3(1), 0}, nullptr, word); });
+  CHECK(contains(err, "misaligned atomic"));
+}
+
+namespace {
+__global__ void atom_kernel(uint32_t* p) { (void)tcg::atom_add_acq_rel_gpu(p, 1u); }
+}  // namespace
+
+// The counter's address is checked against the registered allocations, as the 16-byte accesses
+// are (common/sim/global_memory.cpp): a counter index past the workspace is caught at the atom.
+TEST_CASE("global order: an atom outside every registered allocation is reported") {
+  alignas(16) static uint32_t words[8];
+  const tcsim::GlobalAllocation reg(words, 4 * sizeof(uint32_t), "counters");  // the first 4 only
+  CHECK(sim_error([&] { tcg::launch_kernel(atom_kernel, tcg::LaunchDims{dim3(1), dim3(1), 0}, nullptr, words + 3); }) == "");
+  CHECK(words[3] == 1);
+  const std::string err =
+      sim_error([&] { tcg::launch_kernel(atom_kernel, tcg::LaunchDims{dim3(1), dim3(1), 0}, nullptr, words + 4); });
+  INFO(err);
+  CHECK(contains(err, "tcsim: global memory access out of bounds"));
+  CHECK(contains(err, "atom.acq_rel.gpu.global.add.u32"));
+}

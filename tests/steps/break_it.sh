@@ -63,7 +63,7 @@ EOF
         if [ $rc = 1 ] && grep -qF "${expect#diag:}" <<<"$out"; then ok=1; how="seed $seed: \"${expect#diag:}\""; fi ;;
       wrong)
         if [ $rc = 1 ] && grep -qE "check: +FAIL|tcsim: " <<<"$out"; then
-          ok=1; how="seed $seed: $(grep -oE 'FAIL: [0-9]+ of [0-9]+ elements wrong|tcsim: [A-Za-z0-9 -]+' <<<"$out" | head -1)"; fi ;;
+          ok=1; how="seed $seed: $(grep -oE 'FAIL: [0-9]+ of [0-9]+ elements wrong|tcsim: [A-Za-z0-9_ -]+' <<<"$out" | head -1)"; fi ;;
     esac
     [ $ok = 1 ] && break
   done

@@ -21,18 +21,20 @@
 //        rows of C) and cp.async.bulk.commit_group: one bulk group per sub-tile.
 //   Two staging buffers per warp (a ring that continues across tiles), so the tcgen05.ld and
 //   conversion of sub-tile s + 1 overlap the store of sub-tile s. Bulk groups belong to a thread,
-//   so the same lane (0, not elect.sync's choice) issues, commits and waits. Before exiting, lane
+//   so one fixed lane (STORE_LANE = 0) issues, commits and waits. Before exiting, lane
 //   0 waits for the last reads (wait_group.read 0): the CTA's shared memory ends with it. The
 //   global writes need no wait: they complete before the kernel does.
 //   Edges: the TMA store clips at C's bounds (rows >= M, columns >= N are not written), so partial
 //   tiles take the same path; a warp whose rows all lie beyond M, or a sub-tile whose columns do,
-//   skips the store. A tensor map needs C's row pitch to be a multiple of 16 bytes: for N % 8 != 0
+//   skips the store. Clipping works at the high edges only: the coordinates here are never
+//   negative, and must not be (an H100 traps on a TMA store at a negative coordinate, where a
+//   load zero-fills: make gpu-check). A tensor map needs C's row pitch to be a multiple of 16 bytes: for N % 8 != 0
 //   (or a C not 16-byte aligned) the epilogue falls back to step 06's direct stores.
 //
 // WHY IT IS FASTER
 //   Per tile, each CTA drains 128 x 256 FP32 (128 KiB of TMEM) into 64 KiB of BF16. In step 06 a
-//   warp's 16-byte store covers 32 different rows: 32 sectors of 32 B, each half written, 4096 such
-//   instructions per tile. Measured on an H100 for the issue (2026-11-24, one wave of 132 CTAs, a
+//   warp's 16-byte store covers 32 different rows: 32 sectors of 32 B, each half written; 128 such
+//   warp instructions per CTA and tile move 128 KiB of sectors for 64 KiB of data. Measured on an H100 for the issue (2026-11-24, one wave of 132 CTAs, a
 //   128 x 256 BF16 tile each): 7.5 us per CTA in that pattern, 1.8 us coalesced. A TMA store
 //   writes whole 128-byte rows of C (4 full sectors each), 16 instructions per tile, and the
 //   threads only write shared memory: 64 KiB per tile, conflict-free thanks to the swizzle (each

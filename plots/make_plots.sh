@@ -4,10 +4,10 @@
 #   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
 #                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
 #   progression_nvfp4.png   step 07 at the competition shapes: model, speed of light, cuBLASLt
-#   timeline_stepNN.png     steps 01-07: `./stepNN --predict --trace FILE` (the B200 timing model's
+#   timeline_stepNN.png     steps 01-08: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
-#                           on one page); step 06 at 4096 x 4096 x 512, so that each CTA pair
+#                           on one page); steps 06 and 08 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048.
 #   timeline_step00_h100.png  step 00's GPU trace, results/traces/step00_h100.json (%globaltimer
@@ -51,7 +51,7 @@ python3 plots/nvfp4_chart.py --results "$results" --out "$out/progression_nvfp4.
 
 trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   case $1 in
-    06) echo "4096 4096 512" ;;
+    06|08) echo "4096 4096 512" ;;
     07) echo "128 7168 2048" ;;
     *) echo "1024 1024 1024" ;;
   esac
@@ -65,7 +65,7 @@ fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
-  for s in 01 02 03 04 05 06 07; do
+  for s in 01 02 03 04 05 06 07 08; do
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin not built (make all)" >&2; fail=1; continue; }
     set -- $(trace_shape "$s")

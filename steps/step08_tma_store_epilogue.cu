@@ -28,14 +28,16 @@
 //   tiles take the same path; a warp whose rows all lie beyond M, or a sub-tile whose columns do,
 //   skips the store. Clipping works at the high edges only: the coordinates here are never
 //   negative, and must not be (an H100 traps on a TMA store at a negative coordinate, where a
-//   load zero-fills: make gpu-check). A tensor map needs C's row pitch to be a multiple of 16 bytes: for N % 8 != 0
-//   (or a C not 16-byte aligned) the epilogue falls back to step 06's direct stores.
+//   load zero-fills: make gpu-check). A tensor map needs C's row pitch to be a multiple of 16
+//   bytes: for N % 8 != 0 (or a C not 16-byte aligned) the epilogue falls back to step 06's
+//   direct stores.
 //
 // WHY IT IS FASTER
 //   Per tile, each CTA drains 128 x 256 FP32 (128 KiB of TMEM) into 64 KiB of BF16. In step 06 a
 //   warp's 16-byte store covers 32 different rows: 32 sectors of 32 B, each half written; 128 such
-//   warp instructions per CTA and tile move 128 KiB of sectors for 64 KiB of data. Measured on an H100 for the issue (2026-11-24, one wave of 132 CTAs, a
-//   128 x 256 BF16 tile each): 7.5 us per CTA in that pattern, 1.8 us coalesced. A TMA store
+//   warp instructions per CTA and tile move 128 KiB of sectors for 64 KiB of data. The issue
+//   measured both patterns on an H100 (2026-11-24, one wave of 132 CTAs, a 128 x 256 BF16 tile
+//   each): 7.5 us per CTA in step 06's, 1.8 us coalesced. A TMA store
 //   writes whole 128-byte rows of C (4 full sectors each), 16 instructions per tile, and the
 //   threads only write shared memory: 64 KiB per tile, conflict-free thanks to the swizzle (each
 //   8 lanes of a 16-byte st.shared hit 8 different 16-byte bank groups) at 128 B/clock, ~0.3 us at
@@ -46,7 +48,9 @@
 //       mainloop (small K: 2 x 256 x 256 x K / (2 x 10.2 TFLOPS) = K x 6.4 ns, below the store time
 //       for K < ~1200) no longer waits for the stores of the tile before the one before;
 //     * half-empty sectors: step 06 moves twice C's bytes through L2.
-//   (Estimates from the issue's H100 measurement and published figures, not B200 measurements.)
+//   (Estimates from the issue's H100 measurement and published figures, not B200 measurements.
+//   The B200 timing model cannot see these gains: it charges global stores by bytes, not by the
+//   sectors they touch, and predicts steps 06 and 08 alike; docs/08_tma_store_epilogue.md.)
 //
 // BUDGETS
 //   Shared memory, stages vs staging: 227 KiB per CTA (232448 B) minus barriers and 1 KiB of

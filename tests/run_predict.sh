@@ -28,7 +28,7 @@ bad() {  # bad WHAT [OUTPUT]
 }
 
 # ---------------------------------------------------------------- --predict, steps 01-07
-for n in 01 02 03 04 05 06 07; do
+for n in 01 02 03 04 05 06 07 08; do
   step=step$n
   args=(--predict --m 256 --n 256 --k 512)
   what="$step ${args[*]}"

@@ -186,9 +186,10 @@ double model_copy(Cta& dst, const TmaRows& rows) {
 // threads' own global stores) and the chip's L2, both for the in-bounds 32-byte sectors: whole
 // rows of C, so no partly written sectors. The TMA unit's figure (kTmaSmBytesPerNs) was measured
 // for loads, L2 -> SM, the other direction, and is not charged. The source has been read, and
-// the store counts as complete, once the path and L2 have taken the bytes: as for global stores,
-// no write latency is charged (none is published; the kernel's end is the last byte handed to
-// L2 for both kinds of store). HBM is not charged (write-back L2, as for global stores).
+// the store counts as complete, once the SM's path has taken the bytes: the rule global stores
+// follow (model_global_access), so that the two kinds of store end a kernel alike. No write
+// latency is charged (none is published), and the L2 queue the bytes join delays the traffic
+// behind them, not the store. HBM is not charged (write-back L2, as for global stores).
 double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
   Scheduler& s = *g_sched;
   Sm& sm = *src.sm;
@@ -199,9 +200,8 @@ double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
   sm.store_free = std::max(t, sm.store_free) + cyc(double(bytes) / p(kStoreBytesPerCycle));
   g_chip.l2_free = std::max(t, g_chip.l2_free) + double(bytes) / p(kL2BytesPerNs);
   *t_read = sm.store_free;
-  const double done = std::max(sm.store_free, g_chip.l2_free);
-  s.end = std::max(s.end, done);
-  return done;
+  s.end = std::max(s.end, sm.store_free);
+  return sm.store_free;
 }
 
 double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t a_bytes, uint32_t b_bytes, bool pair) {

@@ -12,9 +12,11 @@
 //    but not synchronised with the issuing thread, is reported when the store is issued;
 //  * reuse: writing a buffer before the issuing thread's wait_group.read covered its store, or
 //    after it without synchronising with that thread, is reported;
-//  * exit: a store never committed or never waited for, a misaligned or out-of-bounds source.
+//  * exit: a store never committed or never waited for, a misaligned or out-of-bounds source;
+//  * timing: the model's store times, worked out by hand from its parameters.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -300,4 +302,66 @@ TEST_CASE("TMA store: exiting before the store is committed and waited for, a ba
   err = run_store(c, 64, 32, tcg::TmaSwizzle::k128B, 8, 4, kCorrect, nullptr, nullptr, /*src_offset=*/62 * 1024);
   INFO(err);
   CHECK(contains(err, "shared memory out of bounds"));
+}
+
+// ============================================================================ timing
+namespace {
+// One warp writes three 4 KiB staging buffers; lane 0 stores them back to back (the third box
+// half past the right edge of C), then waits for their reads.
+__global__ void three_stores_kernel(const __grid_constant__ CUtensorMap map) {
+  uint8_t* smem = tcg::aligned_smem_base();
+  const uint32_t base = tcg::smem_addr(smem);
+  for (uint32_t p = threadIdx.x; p < 3 * 256; p += 32) tcg::st_shared_v4(base + p * 16, p, 0, 0, 0);
+  tcg::fence_proxy_async_shared_cta();
+  __syncwarp();
+  if (threadIdx.x == 0) {
+    tcg::tma_store_2d(&map, base, 0, 0);
+    tcg::tma_store_2d(&map, base + 4096, 0, 32);
+    tcg::tma_store_2d(&map, base + 8192, 32, 64);  // columns 32..95 of 64: half clipped
+    tcg::bulk_commit_group();
+    tcg::bulk_wait_group_read<0>();
+  }
+}
+}  // namespace
+
+// The model (common/sim/timing.cpp, model_tma_store): a store's in-bounds 32-byte sectors go
+// through the SM's store path at the parameter "global store rate of one SM", 64 B/cycle at
+// 1.86 GHz, one store after the other; it completes when the path has taken them. So, from the
+// first store's issue: a 4 KiB box (32 rows x 128 B = 128 whole sectors) ends after
+// 4096 / 64 = 64 cycles = 34.409 ns, the second after 68.817 ns, the half-clipped third
+// (32 x 64 B = 2048 B) after 68.817 + 17.204 = 86.022 ns. (L2: 10 KiB at 20.4 TB/s = 0.5 ns, hidden.)
+TEST_CASE("TMA store timing: in-bounds sectors through the SM's store path, one store after another") {
+  const std::string table = tcsim::model_parameters_markdown();
+  REQUIRE_MESSAGE(contains(table, "| global store rate of one SM | 64 | B/cycle |"),
+                  "the store-rate parameter changed: update the expected times below");
+  REQUIRE(contains(table, "| SM clock | 1.86 | GHz |"));
+  std::vector<uint16_t> c(size_t(96) * 64 + 512, kSentinel);  // C from a 1024-byte boundary: rows = whole sectors
+  uint16_t* c0 = c.data() + (1024 - reinterpret_cast<uintptr_t>(c.data()) % 1024) % 1024 / 2;
+  tcg::TiledMap t;
+  t.base = c0;
+  t.dims[0] = 64;
+  t.dims[1] = 96;
+  t.strides[0] = 128;
+  t.box[0] = 64;
+  t.box[1] = 32;
+  t.swizzle = tcg::TmaSwizzle::k128B;
+  const CUtensorMap map = tcg::make_tensor_map(t);
+  tcsim::Options saved = tcsim::options(), o = saved;
+  o.timing = true;
+  o.trace = true;
+  o.trace_ctas = {0};
+  tcsim::set_options(o);
+  const std::string err =
+      sim_error([&] { tcg::launch_kernel(three_stores_kernel, tcg::LaunchDims{dim3(1), dim3(32), 13 * 1024}, nullptr, map); });
+  std::vector<tcg::trace::Span> stores;
+  for (const tcg::trace::Span& s : tcsim::last_trace().spans)
+    if (s.name.compare(0, 9, "TMA store") == 0) stores.push_back(s);
+  tcsim::set_options(saved);
+  REQUIRE(err == "");
+  REQUIRE(stores.size() == 3);
+  std::sort(stores.begin(), stores.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  const double t0 = stores[0].start_ns, cyc = 1 / 1.86;
+  CHECK(stores[0].start_ns + stores[0].dur_ns - t0 == doctest::Approx(4096 / 64 * cyc).epsilon(1e-9));
+  CHECK(stores[1].start_ns + stores[1].dur_ns - t0 == doctest::Approx(2 * 4096 / 64 * cyc).epsilon(1e-9));
+  CHECK(stores[2].start_ns + stores[2].dur_ns - t0 == doctest::Approx((2 * 4096 + 2048) / 64 * cyc).epsilon(1e-9));
 }

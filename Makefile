@@ -28,18 +28,23 @@ STEP_SRCS := $(sort $(wildcard steps/step[0-9][0-9]_*.cu))
 step_name  = $(firstword $(subst _, ,$(notdir $(1))))
 STEPS     := $(foreach s,$(STEP_SRCS),$(call step_name,$(s)))
 
-# Every .cpp of common/ (harness, tensor maps) and common/sim/ (the emulator), one object each.
+# Every .cpp of common/ (tensor maps, trace files), common/harness/ (what runs a step) and
+# common/sim/ (the emulator), one object each.
 COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard common/*.cpp))) \
+               $(patsubst common/harness/%.cpp,$(BUILD)/harness/%.o,$(sort $(wildcard common/harness/*.cpp))) \
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
-.PHONY: all test clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
-.PHONY: bench predict plots
+.PHONY: all test deps clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
+.PHONY: bench predict plots readme
 all: $(STEPS)
 
-$(BUILD) $(BUILD)/common $(BUILD)/sim $(BUILD)/tests:
+$(BUILD) $(BUILD)/common $(BUILD)/harness $(BUILD)/sim $(BUILD)/tests:
 	@mkdir -p $@
 
 $(BUILD)/common/%.o: common/%.cpp | $(BUILD)/common
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/harness/%.o: common/harness/%.cpp | $(BUILD)/harness
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/sim/%.o: common/sim/%.cpp | $(BUILD)/sim
@@ -49,7 +54,7 @@ $(BUILD)/sim/%.o: common/sim/%.cpp | $(BUILD)/sim
 # name the revision that built them): the stamp file is rewritten only when its content differs.
 $(BUILD)/git_rev.stamp: FORCE | $(BUILD)
 	@echo '$(GIT_REV)' | cmp -s - $@ || echo '$(GIT_REV)' > $@
-$(BUILD)/common/harness.o $(BUILD)/common/harness_trace.o: $(BUILD)/git_rev.stamp
+$(BUILD)/harness/output.o $(BUILD)/harness/traces.o: $(BUILD)/git_rev.stamp
 .PHONY: FORCE
 FORCE:
 
@@ -115,7 +120,13 @@ emulator-tests: $(STEPS)
 break-it-tests: $(COMMON_OBJS)
 	bash tests/break_it.sh
 
+# `make test` first installs what the tests need and the machine lacks (tests/install_deps.sh:
+# doctest, the CUTLASS headers, cuobjdump/nvdisasm, matplotlib), or says in one line why it cannot.
+deps:
+	@bash tests/install_deps.sh
+
 test: all
+	@bash tests/install_deps.sh
 	@bash tests/run_all.sh
 
 # Hardware check of the emulator's TMA model (needs a GPU of compute capability >= 9.0; not part
@@ -145,6 +156,10 @@ predict: all
 
 plots: all
 	@bash plots/make_plots.sh --out $(PLOTS_OUT) $(PLOTS_ARGS)
+
+# readme:  the README's table of measured results from the newest rows of results/<gpu>.csv
+readme:
+	@python3 plots/readme_results.py --write
 
 clean:
 	rm -rf $(BUILD) $(STEPS)

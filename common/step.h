@@ -1,4 +1,4 @@
-// step.h — the contract between a step (steps/stepNN_*.cu) and the harness (common/harness.cpp).
+// step.h — the contract between a step (steps/stepNN_*.cu) and the harness (common/harness/run_step.cpp).
 //
 // Every step source is compiled twice: by nvcc into namespace `gpu` and by g++ (-DTCG_SIM) into
 // namespace `sim`. Both builds define `launch(const GemmArgs&)` and `kSpec`; the GPU build also

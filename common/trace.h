@@ -1,7 +1,7 @@
 // trace.h — per-warp timelines as Chrome-trace JSON (opened by https://ui.perfetto.dev and
 // chrome://tracing), shared by the two places a trace comes from:
 //   * the GPU: a traced kernel instantiation records %globaltimer stamps into a device buffer
-//     (common/ptx/trace.cuh), which the harness turns into Spans (harness_trace.cpp);
+//     (common/ptx/trace.cuh), which the harness turns into Spans (harness/traces.cpp);
 //   * the emulator: its B200 timing model records Spans on the model's clock (common/sim/).
 //
 // The file: {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}. Every span is a

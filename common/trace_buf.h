@@ -1,6 +1,6 @@
 // trace_buf.h — the GPU timeline recorder's vocabulary and buffer layout, shared by the kernels
 // (common/ptx/trace.cuh records into it), the launch arguments (GemmArgs::trace, common/step.h)
-// and the harness (common/harness_trace.cpp allocates it and turns it into a tcg::trace::Trace).
+// and the harness (common/harness/traces.cpp allocates it and turns it into a tcg::trace::Trace).
 // docs/tracing.md explains the whole path.
 //
 // The buffer: for each traced CTA (TraceBuf::cta_ids[slot]), each warp of it and each of two

@@ -9,6 +9,8 @@
 #   3. plots/performance_doc.py writes a page that says it is generated and that the model's
 #      figures are predictions;
 #   4. plots/bench.sh --dry-run lists the standard runs; without a GPU it refuses with exit 2.
+#   5. README.md's results table is the newest rows of results/<gpu>.csv (plots/readme_results.py
+#      --check), and a README with a changed figure is refused.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d) || exit 1
@@ -94,6 +96,13 @@ if ! command -v nvidia-smi >/dev/null 2>&1; then
   bash plots/bench.sh >/dev/null 2>&1
   [ $? = 2 ] || fail "bench.sh without a GPU did not exit 2"
 fi
+
+# 5
+python3 plots/readme_results.py --check || fail "README.md's results table is stale (make readme)"
+sed 's/^| 00 \(.*\) | [0-9.]* | \([0-9.]*\) |/| 00 \1 | 1.0 | \2 |/' README.md > "$tmp/README.md"
+cmp -s README.md "$tmp/README.md" && fail "could not alter a figure of README.md's results table"
+python3 plots/readme_results.py --check "$tmp/README.md" 2>/dev/null
+[ $? = 1 ] || fail "readme_results.py --check accepted a README with an altered figure"
 
 [ "$bad" = 0 ] && echo "check_plots: ok"
 exit $bad

@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 2)
 
   trace.begin(Phase::kMainloop);
   for (int k0 = 0; k0 < k; k0 += BLOCK_K) {
-    trace.begin(Phase::kKTile, k0 / BLOCK_K);
+    const auto k_tile_span = trace.span(Phase::kKTile, k0 / BLOCK_K);  // ends with this block
     trace.begin(Phase::kLoadTiles);
     load_tile(smem + A_TILE, a, m, k, m0, k0);
     load_tile(smem + B_TILE, b, n, k, n0, k0);
@@ -183,7 +183,6 @@ __global__ void __launch_bounds__(NUM_THREADS, 2)
     }
     trace.end(Phase::kMmaSync);
     __syncthreads();  // every warp is done reading before the next iteration overwrites the tiles
-    trace.end(Phase::kKTile, k0 / BLOCK_K);
   }
   trace.end(Phase::kMainloop);
 

@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   // is not in lockstep with the issuer could not know which k-tile a parity refers to.
   const int num_k_tiles = ceil_div(k, BLOCK_K);
   if (warp == 0 && elect_one_sync()) {
-    trace.begin_elected(Phase::kMainloop);
+    const auto mainloop_span = trace.span_elected(Phase::kMainloop);  // ends with this block
     uint32_t phase = 0;  // both barriers complete once per k-tile, so one parity serves both
     for (int kt = 0; kt < num_k_tiles; ++kt) {
       // 1. Load the A and B tiles. The barrier's phase completes when this thread has arrived
@@ -110,10 +110,8 @@ __global__ void __launch_bounds__(NUM_THREADS)
         tma_load_2d(a_tile + i * ATOM_COLUMN_A, &tmap_a, kt * BLOCK_K + i * ATOM_K, m0, tma_full_bar);
         tma_load_2d(b_tile + i * ATOM_COLUMN_B, &tmap_b, kt * BLOCK_K + i * ATOM_K, n0, tma_full_bar);
       }
-      trace.begin_elected(Phase::kWaitTmaFull, 0);
-      mbarrier_wait_parity(tma_full_bar, phase);
+      mbarrier_wait_parity(tma_full_bar, phase, trace.span_elected(Phase::kWaitTmaFull, 0));
       tcgen05_fence_after_thread_sync();
-      trace.end_elected(Phase::kWaitTmaFull, 0);
 
       // 2. Issue the MMAs, then commit: mma_done_bar fires once they have finished reading
       //    shared memory and writing TMEM.
@@ -126,12 +124,9 @@ __global__ void __launch_bounds__(NUM_THREADS)
       mma_commit(mma_done_bar);
 
       // 3. Wait for the MMAs before the next TMA may overwrite the tiles.
-      trace.begin_elected(Phase::kWaitMmaDone, 0);
-      mbarrier_wait_parity(mma_done_bar, phase);
-      trace.end_elected(Phase::kWaitMmaDone, 0);
+      mbarrier_wait_parity(mma_done_bar, phase, trace.span_elected(Phase::kWaitMmaDone, 0));
       phase ^= 1;
     }
-    trace.end_elected(Phase::kMainloop);
   }
   // The issuer reaches this barrier only after it saw the last MMAs complete. The fences make
   // that observation hold for the threads about to read TMEM (PTX ISA §9.7.16.6.4.3).

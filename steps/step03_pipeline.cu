@@ -123,14 +123,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
   };
 
   if (warp == 0 && elect_one_sync()) {
-    trace.begin_elected(Phase::kMainloop);
+    const auto mainloop_span = trace.span_elected(Phase::kMainloop);  // ends with this block
     for (int kt = 0; kt < num_k_tiles && kt < NUM_STAGES; ++kt) load(kt);  // fill the ring
     for (int kt = 0; kt < num_k_tiles; ++kt) {
       const int s = kt % NUM_STAGES;
-      trace.begin_elected(Phase::kWaitTmaFull, s);
-      mbarrier_wait_parity(tma_full_bar(s), parity(kt));
+      mbarrier_wait_parity(tma_full_bar(s), parity(kt), trace.span_elected(Phase::kWaitTmaFull, s));
       tcgen05_fence_after_thread_sync();
-      trace.end_elected(Phase::kWaitTmaFull, s);
 
       // Issue the MMAs, then commit: mma_done_bar(s) fires once they have finished reading
       // shared memory and writing TMEM.
@@ -145,9 +143,8 @@ __global__ void __launch_bounds__(NUM_THREADS)
       // Refill the stage the PREVIOUS k-tile used, once its MMAs have finished with it.
       const int prev = kt - 1;
       if (prev >= 0 && prev + NUM_STAGES < num_k_tiles) {
-        trace.begin_elected(Phase::kWaitMmaDone, prev % NUM_STAGES);
-        mbarrier_wait_parity(mma_done_bar(prev % NUM_STAGES), parity(prev));
-        trace.end_elected(Phase::kWaitMmaDone, prev % NUM_STAGES);
+        mbarrier_wait_parity(mma_done_bar(prev % NUM_STAGES), parity(prev),
+                             trace.span_elected(Phase::kWaitMmaDone, prev % NUM_STAGES));
         load(prev + NUM_STAGES);
       }
     }
@@ -160,7 +157,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
     for (int kt = num_k_tiles > NUM_STAGES ? num_k_tiles - NUM_STAGES : 0; kt < num_k_tiles; ++kt)
       mbarrier_wait_parity(mma_done_bar(kt % NUM_STAGES), parity(kt));
     trace.end_elected(Phase::kDrain);
-    trace.end_elected(Phase::kMainloop);
   }
   // The issuer reaches this barrier only after it saw the last MMAs complete. The fences make
   // that observation hold for the threads about to read TMEM (PTX ISA §9.7.16.6.4.3).

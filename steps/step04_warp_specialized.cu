@@ -120,13 +120,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kProducer);
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
       uint32_t empty_parity = 1;  // opposite parity: the first pass over the ring does not wait
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
-        trace.begin_elected(Phase::kWaitMmaDone, s);
-        mbarrier_wait_parity(mma_done_bar(s), empty_parity);  // the MMAs that read stage s are done
-        trace.end_elected(Phase::kWaitMmaDone, s);
+        // The MMAs that read stage s are done.
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
         mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);
         for (int i = 0; i < BLOCK_K / ATOM_K; ++i) {
           tma_load_2d(a_tile(s) + i * ATOM_COLUMN_A, &tmap_a, kt * BLOCK_K + i * ATOM_K, m0, tma_full_bar(s));
@@ -145,19 +144,17 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kMma);
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       uint32_t full_parity = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
-        trace.begin_elected(Phase::kWaitTmaFull, s);
-        mbarrier_wait_parity(tma_full_bar(s), full_parity);  // the TMA has delivered stage s
+        // The TMA has delivered stage s.
+        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
         tcgen05_fence_after_thread_sync();
-        trace.end_elected(Phase::kWaitTmaFull, s);
         for (int i = 0; i < BLOCK_K / ATOM_K; ++i)
           for (int ks = 0; ks < ATOM_K / MMA_K; ++ks) {  // K step ks: +32 bytes inside the 128-byte row
             const uint64_t a_desc = make_smem_desc(a_tile(s) + i * ATOM_COLUMN_A + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
@@ -168,15 +165,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
       mma_commit(mainloop_done_bar);  // tracks every earlier MMA of this thread (§9.7.16.12.1)
-      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5
-    trace.begin(Phase::kEpilogue);
-    trace.begin(Phase::kWaitMainloopDone);
-    mbarrier_wait_parity(mainloop_done_bar, 0);
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
     tcgen05_fence_after_thread_sync();
-    trace.end(Phase::kWaitMainloopDone);
     // With M = 128 the accumulator row i sits in TMEM lane i (data-path layout D), and warp w may
     // only read lanes 32*(w%4)..+31: warps 2, 3, 4, 5 take lane quarters 2, 3, 0, 1.
     const int quarter = warp % 4;
@@ -188,7 +182,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
       store_c_chunk8(c, m, n, row, n0 + col, r);
       store_c_chunk8(c, m, n, row, n0 + col + 8, r + 8);
     }
-    trace.end(Phase::kEpilogue);
   }
 
   trace.begin(Phase::kTeardown);

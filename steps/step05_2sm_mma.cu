@@ -164,13 +164,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp, both CTAs
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kProducer);
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
       uint32_t empty_parity = 1;  // opposite parity: the first pass over the ring does not wait
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
-        trace.begin_elected(Phase::kWaitMmaDone, s);
-        mbarrier_wait_parity(mma_done_bar(s), empty_parity);  // the MMAs that read stage s are done
-        trace.end_elected(Phase::kWaitMmaDone, s);
+        // The MMAs that read stage s are done.
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
         // Both CTAs' copies complete on the leader's tma_full_bar[s] (the .cta_group::2 TMA may
         // signal the destination's pair peer, §9.7.9.25.5.2), so its single arrival announces
         // the pair's bytes. The peer's bytes may land before that arrival: the tx-count just
@@ -194,19 +193,17 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp, leader only
     if (is_leader && elect_one_sync()) {
-      trace.begin_elected(Phase::kMma);
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       uint32_t full_parity = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
-        trace.begin_elected(Phase::kWaitTmaFull, s);
-        mbarrier_wait_parity(tma_full_bar(s), full_parity);  // both CTAs' halves of stage s have landed
+        // Both CTAs' halves of stage s have landed.
+        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
         tcgen05_fence_after_thread_sync();
-        trace.end_elected(Phase::kWaitTmaFull, s);
         // The descriptors hold the leader's addresses; the MMA reads the peer's A and B halves
         // at the same offsets in the peer's shared memory, and writes each CTA's 128 rows of D
         // to that CTA's TMEM at tmem_accum.
@@ -222,15 +219,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
       mma_commit_2sm_multicast(mainloop_done_bar, PAIR_MASK);  // tracks every earlier MMA of this thread
-      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5, both CTAs
-    trace.begin(Phase::kEpilogue);
-    trace.begin(Phase::kWaitMainloopDone);
-    mbarrier_wait_parity(mainloop_done_bar, 0);
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
     tcgen05_fence_after_thread_sync();
-    trace.end(Phase::kWaitMainloopDone);
     // With M = 256 over the pair, this CTA's accumulator row i (output row m0 + i) sits in its own
     // TMEM lane i (data-path layout A), and warp w may only read lanes 32*(w%4)..+31: warps 2, 3,
     // 4, 5 take lane quarters 2, 3, 0, 1.
@@ -243,7 +237,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
       store_c_chunk8(c, m, n, row, n0 + col, r);
       store_c_chunk8(c, m, n, row, n0 + col + 8, r + 8);
     }
-    trace.end(Phase::kEpilogue);
   }
 
   trace.begin(Phase::kTeardown);

@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kProducer);
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
       // This tile's scale atoms: row block m0/128 (n0/128), atoms K-first, so the atoms of
       // k-steps kt*4 .. kt*4+3 are consecutive 512-byte blocks.
       const uint32_t sfa_row_block = uint32_t(m0) / kSfAtomRows, sfb_row_block = uint32_t(n0) / kSfAtomRows;
@@ -192,9 +192,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
         const int s = kt % NUM_STAGES;
         const uint32_t sf_bytes_a = ksteps_of(kt) * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;
         const uint32_t sf_bytes_b = ksteps_of(kt) * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;
-        trace.begin_elected(Phase::kWaitMmaDone, s);
-        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
-        trace.end_elected(Phase::kWaitMmaDone, s);
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
         mbarrier_arrive_expect_tx(tma_full_bar(s), AB_STAGE_BYTES + sf_bytes_a + sf_bytes_b);
         tma_load_2d(a_tile(s), &tmap_a, kt * BLOCK_K / 2, m0, tma_full_bar(s));
         tma_load_2d(b_tile(s), &tmap_b, kt * BLOCK_K / 2, n0, tma_full_bar(s));
@@ -212,19 +210,16 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kMma);
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       uint32_t full_parity = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % NUM_STAGES;
-        trace.begin_elected(Phase::kWaitTmaFull, s);
-        mbarrier_wait_parity(tma_full_bar(s), full_parity);
+        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
         tcgen05_fence_after_thread_sync();
-        trace.end_elected(Phase::kWaitTmaFull, s);
         const uint32_t sf_cols = SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
         for (int ks = 0; ks < ksteps_of(kt); ++ks) {
           // Scales of k-step ks: one atom per 128 rows -> 4 TMEM columns, lanes 0..127.
@@ -249,15 +244,12 @@ __global__ void __launch_bounds__(NUM_THREADS)
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
       mma_commit(mainloop_done_bar);
-      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5
-    trace.begin(Phase::kEpilogue);
-    trace.begin(Phase::kWaitMainloopDone);
-    mbarrier_wait_parity(mainloop_done_bar, 0);
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
     tcgen05_fence_after_thread_sync();
-    trace.end(Phase::kWaitMainloopDone);
     const int quarter = warp % 4;
     const int row = m0 + quarter * 32 + lane;
     for (int col = 0; col < BLOCK_N; col += 16) {
@@ -267,7 +259,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
       store_c_chunk8_f16(c, m, n, row, n0 + col, r);
       store_c_chunk8_f16(c, m, n, row, n0 + col + 8, r + 8);
     }
-    trace.end(Phase::kEpilogue);
   }
 
   trace.begin(Phase::kTeardown);

@@ -82,7 +82,7 @@ S5=steps/step05_2sm_mma.cu
 
 # step 01
 case_ s01-no-full-wait $S1 wrong \
-  '      mbarrier_wait_parity(tma_full_bar, phase);
+  '      mbarrier_wait_parity(tma_full_bar, phase, trace.span_elected(Phase::kWaitTmaFull, 0));
 ' ''
 case_ s01-expect-tx-short $S1 "diag:tx-count underflow" \
   'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES - 1024);'
@@ -112,29 +112,30 @@ case_ s02-k-step-16-bytes $S2 wrong \
   'a_tile + i * ATOM_COLUMN_A + s * 32,' 'a_tile + i * ATOM_COLUMN_A + s * 16,'
 # step 03
 case_ s03-no-full-wait $S3 wrong \
-  '      mbarrier_wait_parity(tma_full_bar(s), parity(kt));
+  '      mbarrier_wait_parity(tma_full_bar(s), parity(kt), trace.span_elected(Phase::kWaitTmaFull, s));
 ' ''
 case_ s03-refill-without-waiting $S3 wrong \
-  '        mbarrier_wait_parity(mma_done_bar(prev % NUM_STAGES), parity(prev));
+  '        mbarrier_wait_parity(mma_done_bar(prev % NUM_STAGES), parity(prev),
+                             trace.span_elected(Phase::kWaitMmaDone, prev % NUM_STAGES));
 ' ''
 # step 04
 case_ s04-producer-parity-flipped $S4 deadlock \
   'uint32_t empty_parity = 1;' 'uint32_t empty_parity = 0;'
 case_ s04-no-full-wait $S4 wrong \
-  '        mbarrier_wait_parity(tma_full_bar(s), full_parity);  // the TMA has delivered stage s
+  '        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
 ' ''
 case_ s04-expect-tx-half $S4 "diag:tx-count underflow" \
   'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES / 2);'
 case_ s04-epilogue-ignores-lane-quarters $S4 "diag:lane quarter" \
   'tmem_offset(tmem_accum, quarter * 32, col)' 'tmem_offset(tmem_accum, (warp - 2) * 32, col)'
 case_ s04-epilogue-does-not-wait $S4 wrong \
-  '    mbarrier_wait_parity(mainloop_done_bar, 0);
+  '    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
 ' ''
 case_ s04-no-fence-after-full-wait $S4 "diag:missing tcgen05.fence::after_thread_sync" \
-  'full_parity);  // the TMA has delivered stage s
-        tcgen05_fence_after_thread_sync();' 'full_parity);  // the TMA has delivered stage s'
+  'full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
+        tcgen05_fence_after_thread_sync();' 'full_parity, trace.span_elected(Phase::kWaitTmaFull, s));'
 case_ s04-epilogue-loads-before-waiting $S4 wrong \
-  '    mbarrier_wait_parity(mainloop_done_bar, 0);
+  '    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
     tcgen05_fence_after_thread_sync();
 ' '' \
   '      tmem_wait_ld(r);' '      mbarrier_wait_parity(mainloop_done_bar, 0);
@@ -215,7 +216,8 @@ ARGS=$S6_ARGS case_ s06-release-before-last-load $S6 wrong \
       if (elect_one_sync()) mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
       accum.advance' '      accum.advance'
 ARGS=$S6_ARGS case_ s06-mma-ignores-tmem-empty $S6 wrong \
-  '        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
+  '        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1,
+                             trace.span_elected(Phase::kWaitTmemEmpty, accum.slot));
         tcgen05_fence_after_thread_sync();
         const uint32_t d_tmem' '        const uint32_t d_tmem'
 ARGS=$S6_ARGS case_ s06-accumulator-parity-per-tile $S6 wrong \

@@ -15,7 +15,7 @@
 # This catches what the emulator cannot: a PTX wrapper whose instruction differs from its
 # emulator twin (a missing .cta_group::2, a commit without .multicast, ...) still compiles,
 # and the emulator would never know. cuobjdump/nvdisasm come from the CUDA toolkit or from the
-# PyPI packages nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (installed by .ci/run).
+# PyPI packages nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (installed by tests/install_deps.sh, which `make test` runs).
 set -u
 cd "$(dirname "$0")/.."
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 namespace harness_test {
 

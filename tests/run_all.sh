@@ -3,7 +3,8 @@
 # (nvcc for sm_100a / sm_80+, and g++ for the emulator):
 #   1. no register spills in any kernel (ptxas report), the SASS of every kernel has no local
 #      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
-#      GPU and emulator builds of a kernel share no linker symbols
+#      GPU and emulator builds of a kernel share no linker symbols; the harness's files call
+#      each other in one direction only (tests/check_layers.py)
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, the timing model's
 #      durations against hand-computed values, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
@@ -28,6 +29,7 @@ suite() {  # suite NAME COMMAND...
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/check_sass.sh
 suite "build separation" bash tests/check_symbols.sh
+suite "harness layers" python3 tests/check_layers.py
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/run_steps.sh $(make --no-print-directory -s list-steps)
 suite "timing model and traces" bash tests/run_predict.sh

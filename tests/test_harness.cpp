@@ -1,4 +1,4 @@
-// test_harness.cpp — unit tests of the harness's pure pieces (common/harness_internal.h):
+// test_harness.cpp — unit tests of the harness's pure pieces (common/harness/internal.h):
 // command-line parsing, input generation, CPU reference, verification and CSV output.
 // No GPU and no emulator needed. main() comes from another file of the test binary.
 #include <doctest/doctest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 #include "harness_test_util.h"
 
 using namespace tcg;

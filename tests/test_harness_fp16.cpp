@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 using namespace tcg;
 using namespace tcg::harness;

@@ -1,6 +1,6 @@
-// test_harness_nvfp4.cpp — unit tests of the NVFP4 data side of the harness: the scale layout
+// test_harness/nvfp4.cpp — unit tests of the NVFP4 data side of the harness: the scale layout
 // (common/nvfp4_layout.h) against facts §11.3's formula and GPU MODE's to_blocked permutation, the
-// E2M1 / UE4M3 encoders and the quantizer (common/harness_nvfp4.cpp). No GPU and no emulator.
+// E2M1 / UE4M3 encoders and the quantizer (common/harness/nvfp4.cpp). No GPU and no emulator.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 #include "common/nvfp4_layout.h"
 
 using namespace tcg;
@@ -428,7 +428,7 @@ TEST_CASE("make_nvfp4_inputs: integer codes and scales come from the exact sets,
 }
 
 TEST_CASE("integer NVFP4 inputs: FP32 sums in any order equal the exact sum") {
-  // The argument (harness_nvfp4.cpp): multiples of 2^-4 below 16K <= 2^20. Check it on data: the
+  // The argument (harness/nvfp4.cpp): multiples of 2^-4 below 16K <= 2^20. Check it on data: the
   // reference (double) against FP32 sums forwards, backwards and block by block.
   const int64_t m = 4, n = 4, k = 4096;
   const Nvfp4HostInputs in = make_nvfp4_inputs(Inputs::kInteger, 5, m, n, k);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 #include "common/nvfp4_layout.h"
 #include "common/sim/sim_api.h"
 

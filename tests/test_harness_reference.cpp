@@ -1,5 +1,5 @@
-// test_harness_reference.cpp — unit tests of the fast CPU reference GEMM
-// (common/harness_reference.cpp) and of cpu_reference built on it: bit-for-bit agreement with the
+// test_harness/reference.cpp — unit tests of the fast CPU reference GEMM
+// (common/harness/reference.cpp) and of cpu_reference built on it: bit-for-bit agreement with the
 // naive double loop on awkward shapes, across thread counts and instruction-set versions, and
 // exact integer sums. (The hand examples of cpu_reference are in test_harness.cpp.)
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 using namespace tcg::harness;
 

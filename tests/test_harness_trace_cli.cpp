@@ -1,5 +1,5 @@
 // test_harness_trace_cli.cpp — the command line of the timelines and the timing model
-// (common/harness_cli.cpp): --trace, --trace-ctas, --predict, --model-params, and the
+// (common/harness/cli.cpp): --trace, --trace-ctas, --predict, --model-params, and the
 // combinations refused. Split from test_harness.cpp, which tests the rest of the command line.
 // No GPU and no emulator needed. main() comes from another file of the test binary.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 #include "harness_test_util.h"
 
 using namespace tcg;

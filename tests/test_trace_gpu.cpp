@@ -1,4 +1,4 @@
-// test_trace_gpu.cpp — the GPU timeline's host half (common/harness_trace.cpp): record buffers as
+// test_trace_gpu.cpp — the GPU timeline's host half (common/harness/traces.cpp): record buffers as
 // a traced kernel leaves them (written here by a fake recorder that follows the kernel's rule,
 // trace_admit) turned into spans: nesting, times relative to the launch's first stamp, track
 // numbers and names, CTA names, broken annotations reported, dropped records counted, the
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/harness_gpu.h"
-#include "common/harness_internal.h"
+#include "common/harness/gpu.h"
+#include "common/harness/internal.h"
 
 using namespace tcg;
 using tcg::harness::GpuTrace;

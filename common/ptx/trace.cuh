@@ -15,6 +15,7 @@
 #pragma once
 #include "../trace_buf.h"
 #include "build.h"
+#include "mbarrier.cuh"
 
 #if defined(TCG_SIM)
 #include <chrono>
@@ -53,16 +54,26 @@ TCG_DEV uint32_t smid(TCG_LOC0) {
 #endif
 }
 
+template <bool kTrace>
+class TraceSpan;
+
 // The recorder of one thread. Construct it once at the top of the kernel from the kernel's
-// TraceBuf parameter; then bracket each phase with begin/end:
-//   begin(p) / end(p)                    in warp-uniform code (all lanes of the warp arrive
-//                                        together): lane 0 records;
-//   begin_elected(p) / end_elected(p)    in code that one elected thread runs alone (inside
-//                                        `if (elect_one_sync())`): that thread records.
-// `arg` is shown with the span (a stage, a k-tile; see PhaseInfo::arg). A CTA not listed in the
-// TraceBuf records nothing; a stream that is full drops fine spans and counts them.
+// TraceBuf parameter; then mark each phase, in one of two ways:
+//   span(p), span_elected(p)             a span that ends with its C++ scope: one line, e.g.
+//                                          const auto producer = trace.span_elected(Phase::kProducer);
+//                                        or, passed as the last argument of a wait, a span that
+//                                        ends with the wait's statement:
+//                                          mbarrier_wait_parity(bar, parity, trace.span_elected(...));
+//   begin(p) / end(p), begin_elected(p) / end_elected(p)   where a span does not follow a scope.
+// The plain forms are for warp-uniform code (all lanes of the warp arrive together: lane 0
+// records); the _elected forms for code that one elected thread runs alone (inside
+// `if (elect_one_sync())`: that thread records). `arg` is shown with the span (a stage, a k-tile;
+// see PhaseInfo::arg). A CTA not listed in the TraceBuf records nothing; a stream that is full
+// drops fine spans and counts them.
 template <bool kTrace>
 class PhaseTrace {
+  friend class TraceSpan<kTrace>;
+
  public:
   TCG_DEV explicit PhaseTrace(const TraceBuf& buf) : buf_(buf) {
 #if !defined(TCG_SIM)
@@ -88,6 +99,12 @@ class PhaseTrace {
   TCG_DEV void end(Phase p, uint32_t arg = 0 TCG_LOC) { mark(kTraceWarpStream, p, false, arg TCG_PASS); }
   TCG_DEV void begin_elected(Phase p, uint32_t arg = 0 TCG_LOC) { mark(kTraceElectedStream, p, true, arg TCG_PASS); }
   TCG_DEV void end_elected(Phase p, uint32_t arg = 0 TCG_LOC) { mark(kTraceElectedStream, p, false, arg TCG_PASS); }
+  [[nodiscard]] TCG_DEV TraceSpan<kTrace> span(Phase p, uint32_t arg = 0 TCG_LOC) {
+    return TraceSpan<kTrace>(*this, kTraceWarpStream, p, arg TCG_PASS);
+  }
+  [[nodiscard]] TCG_DEV TraceSpan<kTrace> span_elected(Phase p, uint32_t arg = 0 TCG_LOC) {
+    return TraceSpan<kTrace>(*this, kTraceElectedStream, p, arg TCG_PASS);
+  }
 
  private:
   // GPU: record in the stream (kTraceMaxWarps has two per warp). Emulator: report to tcsim, which
@@ -131,6 +148,59 @@ class PhaseTrace {
 #endif
   const TraceBuf& buf_;
 };
+
+// A span that begins when it is made and ends when it is destroyed (PhaseTrace::span). Returned
+// by value (C++17 guaranteed elision), never copied. The untraced GPU kernel gets the empty
+// TraceSpan<false> below instead.
+template <bool kTrace>
+class TraceSpan {
+ public:
+  TCG_DEV TraceSpan(PhaseTrace<kTrace>& trace, uint32_t stream, Phase p, uint32_t arg TCG_LOC)
+      : trace_(trace), stream_(stream), phase_(p), arg_(arg) {
+#if defined(TCG_SIM)
+    file_ = tcg_file;  // the span's end is reported at the line that opened it
+    line_ = tcg_line;
+#endif
+    trace_.mark(stream_, phase_, true, arg_ TCG_PASS);
+  }
+  TCG_DEV ~TraceSpan() {
+#if defined(TCG_SIM)
+    trace_.mark(stream_, phase_, false, arg_, file_, line_);
+#else
+    trace_.mark(stream_, phase_, false, arg_);
+#endif
+  }
+  TraceSpan(const TraceSpan&) = delete;
+  TraceSpan& operator=(const TraceSpan&) = delete;
+
+ private:
+  PhaseTrace<kTrace>& trace_;
+  uint32_t stream_;
+  Phase phase_;
+  uint32_t arg_;
+#if defined(TCG_SIM)
+  const char* file_;
+  int line_;
+#endif
+};
+
+#if !defined(TCG_SIM)
+// In the untraced GPU kernel a span is an empty object with a trivial destructor, so that the
+// kernel compiles exactly as it did before it had annotations (tests/check_sass.sh).
+template <>
+class TraceSpan<false> {
+ public:
+  TCG_DEV TraceSpan(PhaseTrace<false>&, uint32_t, Phase, uint32_t) {}
+};
+#endif
+
+// mbarrier_wait_parity with the wait drawn as a span: the span, a temporary made while the
+// arguments are evaluated, opens before the wait and closes at the end of the statement, after
+// the wait has returned. Only the annotation is added; the wait is mbarrier.cuh's.
+template <bool kTrace>
+TCG_DEV void mbarrier_wait_parity(uint32_t bar, uint32_t parity, const TraceSpan<kTrace>& TCG_LOC) {
+  mbarrier_wait_parity(bar, parity TCG_PASS);
+}
 
 }  // inline namespace TCG_ABI_NS
 }  // namespace tcg

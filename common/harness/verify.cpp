@@ -1,11 +1,11 @@
-// harness_verify.cpp — checking an output against the FP32 reference: BF16 (steps 00-06) and FP16
+// verify.cpp — checking an output against the FP32 reference: BF16 (steps 00-06) and FP16
 // (NVFP4 steps), each with the tolerance of a `random` run (derived below), the element-by-element
 // comparison (exact for `integer` inputs), and the PASS/FAIL report. The reference comes from
 // cuBLAS (cuBLASLt for NVFP4) on a GPU and from the CPU reference in the emulator.
 #include <algorithm>
 #include <cmath>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 namespace tcg::harness {
 

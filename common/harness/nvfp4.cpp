@@ -1,8 +1,8 @@
-// harness_nvfp4.cpp — the NVFP4 flavour of the problem's data (steps with Operands::kNVFP4): the
+// nvfp4.cpp — the NVFP4 flavour of the problem's data (steps with Operands::kNVFP4): the
 // encoders to E2M1 and UE4M3, the quantizer from floats to packed E2M1 codes plus UE4M3 block
 // scales in the blocked layout (common/nvfp4_layout.h), its inverse, the generated `random` and
 // `integer` inputs, and the CPU reference, which decodes exactly to floats and hands them to the
-// type-independent reference core (harness_reference.cpp).
+// type-independent reference core (reference.cpp).
 //
 // The quantizer's rules (there is no single standard; facts §12 and §13.16 list three):
 //  * No per-tensor scale. NVIDIA's two-level recipe (TransformerEngine) first multiplies the tensor
@@ -29,7 +29,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 #include "common/nvfp4_layout.h"
 
 namespace tcg::harness {

@@ -1,14 +1,14 @@
-// harness_cli.cpp — the command line of every step: the flags and their values, the usage text,
+// cli.cpp — the command line of every step: the flags and their values, the usage text,
 // whether the step can handle the requested shape, and the emulator's smaller default shape.
 // Parsing never exits or prints: it returns the options, a request for help, or one error line
-// for run_step (common/harness.cpp) to print.
+// for run_step (run_step.cpp) to print.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 namespace tcg::harness {
 

@@ -1,10 +1,10 @@
-// harness_reference.cpp — the CPU reference GEMM: ref = A * B^T summed in double, and
+// reference.cpp — the CPU reference GEMM: ref = A * B^T summed in double, and
 // S = |A| * |B|^T (the scale the tolerance needs), blocked for the caches, vectorised and spread
 // over the CPU's cores. At 2048^3 it takes ~0.45 s on two Zen 4 cores (0.25 s without S), where
 // the plain loop it replaced took 5.2 s (2.5 s).
 //
 // It takes plain floats, so it serves every input type that decodes exactly to float: BF16 today
-// (cpu_reference, harness_inputs.cpp); NVFP4 values times their scale factors later.
+// (cpu_reference, inputs.cpp); NVFP4 values times their scale factors later.
 //
 // The result is bit for bit that of the naive loop
 //     double d = 0; for (q = 0; q < k; ++q) d += double(a[i][q]) * double(b[j][q]);
@@ -37,7 +37,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 namespace tcg::harness {
 

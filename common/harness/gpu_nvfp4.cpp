@@ -1,4 +1,4 @@
-// harness_gpu_nvfp4.cpp — running an NVFP4 step (Operands::kNVFP4) on a real GPU: the operands in
+// gpu_nvfp4.cpp — running an NVFP4 step (Operands::kNVFP4) on a real GPU: the operands in
 // device memory, the checked launch, cuBLASLt's block-scaled FP4 matmul as the reference and as
 // the speed to compare with, verification of the FP16 output, report, CSV row and --trace.
 //
@@ -28,7 +28,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/harness_gpu.h"
+#include "common/harness/gpu.h"
 #include "common/nvfp4_layout.h"
 
 namespace tcg::harness {

@@ -1,9 +1,9 @@
-// harness_inputs.cpp — the BF16 flavour of the problem's data: BF16 <-> float conversions, the
+// inputs.cpp — the BF16 flavour of the problem's data: BF16 <-> float conversions, the
 // deterministic input generator (splitmix64 streams, `random` and `integer` inputs), and the CPU
 // reference for BF16 inputs, which converts them to float for the type-independent reference GEMM
-// (harness_reference.cpp). Another input type (NVFP4) gets its own generator and reference
+// (reference.cpp). Another input type (NVFP4) gets its own generator and reference
 // wrapper beside these, feeding the same core.
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 namespace tcg::harness {
 

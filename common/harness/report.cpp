@@ -1,4 +1,4 @@
-// harness_report.cpp — the text the harness writes: the results CSV (header, quoting, one row per
+// report.cpp — the text the harness writes: the results CSV (header, quoting, one row per
 // run, the check that a file is ours, the locked single-write append), CUDA-style version numbers,
 // UTC dates, and strf (printf into a std::string) used by every part of the harness.
 #include <fcntl.h>
@@ -12,11 +12,11 @@
 #include <cstring>
 #include <utility>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 
 namespace tcg::harness {
 
-// printf into a std::string (declared with printf format checking in harness_internal.h).
+// printf into a std::string (declared with printf format checking in internal.h).
 std::string strf(const char* format, ...) {
   va_list args;
   va_start(args, format);

@@ -1,5 +1,6 @@
-// harness_gpu.h — what the GPU drivers of the harness share: common/harness_gpu.cpp (the survey,
-// BF16 steps against cuBLAS) and common/harness_gpu_nvfp4.cpp (NVFP4 steps against cuBLASLt).
+// gpu.h — what the GPU drivers of the harness share, implemented in gpu.cpp (the survey, the
+// checked launch, the timing loop) and used by gpu_run.cpp (BF16 steps against cuBLAS),
+// gpu_nvfp4.cpp (NVFP4 steps against cuBLASLt) and traces.cpp (the traced launches).
 // RAII owners of device memory, events and streams, the checked launch, the timing loop. Host
 // code only (g++); nothing here is unit-tested on its own (no GPU in CI) except
 // first_bitwise_difference (tests/test_trace_gpu.cpp).
@@ -14,7 +15,7 @@
 #include <utility>
 
 #include "common/cuda_check.h"
-#include "common/harness_run.h"
+#include "common/harness/run.h"
 
 // Like CUDA_CHECK, for cuBLAS calls: throws tcg::CudaError naming file:line, the call and the
 // status.
@@ -120,7 +121,7 @@ std::string cublas_version();
 std::string first_bitwise_difference(const void* traced_c, const void* checked_c, size_t c_bytes,
                                      size_t elem_bytes, int64_t n);
 
-// --trace FILE (harness_trace.cpp, docs/tracing.md): more launches of the step, queued like the
+// --trace FILE (traces.cpp, docs/tracing.md): more launches of the step, queued like the
 // timed ones (L2 flushed before each), with GemmArgs::trace enabled so that they run the traced
 // kernel instantiation; the records of the last one become FILE. `args` is the launch the run
 // verified, and `checked_c` (`c_bytes`, elements of `elem_bytes`) the C it produced, on the host:
@@ -132,7 +133,7 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
                  double untraced_median_ms, const void* checked_c, size_t c_bytes, size_t elem_bytes);
 
-// Times the step's kernel (time_launches, L2 flushed by `flush`), prints its "time:" line and,
+// (traces.cpp) Times the step's kernel (time_launches, L2 flushed by `flush`), prints its "time:" line and,
 // with --trace, records the traced launch right away: after every untraced launch and before the
 // library's timing loop, which runs the GPU at a higher power. *trace_rc: trace_on_gpu's result
 // (0 without --trace); `checked_c`, `c_bytes`, `elem_bytes`: the checked launch's C on the host,
@@ -145,7 +146,7 @@ Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const 
 CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult* vr, const GpuInfo& gpu,
                      const Timing& ours);
 
-// The NVFP4 driver (harness_gpu_nvfp4.cpp); run_on_gpu hands NVFP4 steps to it.
+// The NVFP4 driver (gpu_nvfp4.cpp); run_on_gpu hands NVFP4 steps to it.
 int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
 
 }  // namespace tcg::harness

@@ -1,12 +1,12 @@
-// harness_trace.cpp — `--trace FILE` (docs/tracing.md). write_trace finishes a timeline of either
+// traces.cpp — `--trace FILE` (docs/tracing.md). write_trace finishes a timeline of either
 // clock: the run's metadata, the trace rules, the file, the report (the emulator's trace comes from
-// harness.cpp). On a GPU, trace_on_gpu: a device buffer for the records (common/trace_buf.h), extra
+// emulator_run.cpp). On a GPU, trace_on_gpu: a device buffer for the records (common/trace_buf.h), extra
 // launches of the traced instantiation kernel<true> after the verified and timed ones (which all
 // ran kernel<false>; the last is recorded, its C compared bit for bit with the verified launch's),
 // and the records turned into tcg::trace spans (trace_from_records).
 //
 // trace_from_records, first_bitwise_difference and write_trace are host code, tested by
-// tests/test_trace_gpu.cpp; trace_on_gpu talks to CUDA (harness_gpu.h).
+// tests/test_trace_gpu.cpp; trace_on_gpu talks to CUDA (gpu.h).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -16,8 +16,8 @@
 #include <limits>
 #include <numeric>
 
-#include "common/harness_gpu.h"
-#include "common/harness_internal.h"
+#include "common/harness/gpu.h"
+#include "common/harness/internal.h"
 
 // The Makefile passes the commit: -DTCG_GIT_REV="\"abc123\"".
 #ifndef TCG_GIT_REV
@@ -326,6 +326,19 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
     return 1;
   }
   return rc;
+}
+
+// The step's timing loop, and right after it the traced launch (gpu.h says why there).
+Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const GemmArgs& args,
+                 cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
+                 const void* checked_c, size_t c_bytes, size_t elem_bytes, int* trace_rc) {
+  const Timing ours = time_launches([&] { launch_step(launch, args); }, stream, flush, o.warmup, o.iters);
+  std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n", ours.median_ms,
+              ours.launches, tflops(o, ours.median_ms));
+  *trace_rc = o.trace_path.empty() ? 0
+                                    : trace_on_gpu(spec, o, launch, args, stream, flush, gpu, ours.median_ms,
+                                                   checked_c, c_bytes, elem_bytes);
+  return ours;
 }
 
 }  // namespace tcg::harness

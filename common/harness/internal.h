@@ -1,15 +1,15 @@
-// harness_internal.h — the pure, host-only pieces of the harness, exposed so that
+// internal.h — the pure, host-only pieces of the harness, exposed so that
 // tests/test_harness.cpp can call them directly. Nothing here touches a GPU or the emulator.
 // Each section names the file that implements it:
-//   harness_cli.cpp        command line: flags, usage, shape checks, emulator defaults
-//   harness_inputs.cpp     BF16: conversions, generated inputs, the CPU reference for BF16
-//   harness_reference.cpp  the reference GEMM core (floats in, double sums), fast and threaded
-//   harness_nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
-//   harness_verify.cpp     BF16 and FP16 output: tolerances, verification and its report
-//   harness_report.cpp     CSV rows and files, version and date formatting, strf
-//   harness_trace.cpp      timelines: writing one (both clocks); GPU records -> trace spans
-// common/harness.cpp (run_step, the emulator run) and common/harness_gpu.cpp (the GPU run),
-// sharing common/harness_run.h, tie them together.
+//   cli.cpp        command line: flags, usage, shape checks, emulator defaults
+//   inputs.cpp     BF16: conversions, generated inputs, the CPU reference for BF16
+//   reference.cpp  the reference GEMM core (floats in, double sums), fast and threaded
+//   nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
+//   verify.cpp     BF16 and FP16 output: tolerances, verification and its report
+//   report.cpp     CSV rows and files, version and date formatting, strf
+//   traces.cpp     timelines: writing one (both clocks); GPU records -> trace spans
+// run_step.cpp, emulator_run.cpp and gpu_run.cpp, sharing run.h, tie them together (the order
+// in which these files may call each other is in README.md beside this file).
 //
 // The data types (StepSpec::operands): BF16 in and out (steps 00-06), or NVFP4 in (E2M1 values,
 // UE4M3 scales per 16) and FP16 out (step 07). Each has its own sections below for inputs, the
@@ -27,14 +27,14 @@
 namespace tcg::harness {
 
 // ---------------------------------------------------------------------------------------------
-// Text (harness_report.cpp)
+// Text (report.cpp)
 // ---------------------------------------------------------------------------------------------
 
 // printf into a std::string.
 __attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...);
 
 // ---------------------------------------------------------------------------------------------
-// Command line (harness_cli.cpp)
+// Command line (cli.cpp)
 // ---------------------------------------------------------------------------------------------
 
 enum class Inputs {
@@ -51,7 +51,7 @@ constexpr int64_t kMaxElements = (int64_t{1} << 31) - 1;
 // Integer inputs have |a*b| <= 4, so every partial sum is an integer of magnitude <= 4K; FP32
 // represents all of them exactly only while 4K <= 2^24.
 constexpr int64_t kMaxIntegerK = int64_t{1} << 22;
-// NVFP4 integer inputs (harness_nvfp4.cpp) are multiples of 2^-2 with |a| <= 4, so products are
+// NVFP4 integer inputs (nvfp4.cpp) are multiples of 2^-2 with |a| <= 4, so products are
 // multiples of 2^-4 with |a*b| <= 16 and partial sums multiples of 2^-4 of magnitude <= 16K; FP32
 // holds every multiple of 2^-4 up to 2^20 exactly, hence 16K <= 2^20.
 constexpr int64_t kMaxNvfp4IntegerK = int64_t{1} << 16;
@@ -113,7 +113,7 @@ std::string validate_shape(const StepSpec& spec, const Options& o);
 void apply_emulator_defaults(Options& o);
 
 // ---------------------------------------------------------------------------------------------
-// BF16: conversions, inputs and the CPU reference (harness_inputs.cpp)
+// BF16: conversions, inputs and the CPU reference (inputs.cpp)
 // ---------------------------------------------------------------------------------------------
 
 uint16_t float_to_bf16_bits(float x);  // round to nearest even; NaN stays a (quiet) NaN
@@ -149,7 +149,7 @@ void cpu_reference(const __nv_bfloat16* a, const __nv_bfloat16* b, int64_t m, in
                    float* ref, float* s, unsigned threads = 0);
 
 // ---------------------------------------------------------------------------------------------
-// NVFP4: encoding, the quantizer, inputs and the CPU reference (harness_nvfp4.cpp)
+// NVFP4: encoding, the quantizer, inputs and the CPU reference (nvfp4.cpp)
 // ---------------------------------------------------------------------------------------------
 // Decoding is tcg::e2m1_to_float / tcg::ue4m3_to_float (common/descriptors.h), the layout of the
 // scales tcg::sf_blocked_offset (common/nvfp4_layout.h); both are shared with the kernels.
@@ -170,7 +170,7 @@ struct Nvfp4Matrix {
 };
 
 // Quantizes the rows x k row-major floats `x` (k a positive multiple of 16), block by block of
-// 16 along k, with no per-tensor scale (S_enc = 1; see harness_nvfp4.cpp for the rules):
+// 16 along k, with no per-tensor scale (S_enc = 1; see nvfp4.cpp for the rules):
 //   scale = float_to_ue4m3(amax / 6), amax = max |x| over the block
 //   code  = float_to_e2m1(x, scale), or 0 for every element of a block whose scale is 0.
 // NaN or Inf anywhere: std::invalid_argument, one line naming `name`[row][col].
@@ -200,7 +200,7 @@ void cpu_reference_nvfp4(const Nvfp4Operands& op, int64_t m, int64_t n, int64_t 
                          float* s, unsigned threads = 0);
 
 // ---------------------------------------------------------------------------------------------
-// Reference GEMM core, any input type that is exact in float (harness_reference.cpp)
+// Reference GEMM core, any input type that is exact in float (reference.cpp)
 // ---------------------------------------------------------------------------------------------
 
 // a: m x k, b: n x k, both row-major; ref and s: m x n. ref[i*n + j] is the float rounding of
@@ -219,10 +219,10 @@ void reference_gemm(const float* a, const float* b, int64_t m, int64_t n, int64_
 unsigned reference_threads(unsigned requested);
 
 // ---------------------------------------------------------------------------------------------
-// BF16 output: tolerance and verification (harness_verify.cpp)
+// BF16 output: tolerance and verification (verify.cpp)
 // ---------------------------------------------------------------------------------------------
 
-// Tolerance for one BF16 output element of a `random` run (see harness_verify.cpp for the
+// Tolerance for one BF16 output element of a `random` run (see verify.cpp for the
 // derivation):  tol = 2^-8 * |ref| + 2 * K * 2^-23 * S + 2^-133
 double bf16_tolerance(double ref, double s, int64_t k);
 
@@ -259,7 +259,7 @@ VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, con
 std::string format_verify(const VerifyResult& r);
 
 // ---------------------------------------------------------------------------------------------
-// FP16 output (NVFP4 steps): conversions, tolerance and verification (harness_verify.cpp)
+// FP16 output (NVFP4 steps): conversions, tolerance and verification (verify.cpp)
 // ---------------------------------------------------------------------------------------------
 
 // cuda_fp16.h's conversions, the ones a kernel uses (__float2half_rn: nearest even, overflow to
@@ -270,7 +270,7 @@ uint16_t fp16_bits(__half x);
 __half fp16_from_bits(uint16_t bits);
 constexpr double kFp16Max = 65504;  // the largest finite FP16 value
 
-// Tolerance for one FP16 output element of a `random` run (derivation in harness_verify.cpp):
+// Tolerance for one FP16 output element of a `random` run (derivation in verify.cpp):
 //   tol = 2^-11 * |ref| + 2 * K * 2^-23 * S + 2^-24
 double fp16_tolerance(double ref, double s, int64_t k);
 
@@ -282,7 +282,7 @@ VerifyResult verify_fp16(Inputs kind, const __half* out, const float* ref, const
                          int64_t m, int64_t n, int64_t k);
 
 // ---------------------------------------------------------------------------------------------
-// CSV and report formatting (harness_report.cpp)
+// CSV and report formatting (report.cpp)
 // ---------------------------------------------------------------------------------------------
 
 // One row of the results file; every field is already formatted (empty = not applicable).
@@ -311,7 +311,7 @@ std::string format_version(int v);       // CUDA-style version number: 13000 -> 
 std::string utc_iso8601(std::time_t t);  // "2025-11-21T09:45:00Z"
 
 // ---------------------------------------------------------------------------------------------
-// GPU timelines (harness_trace.cpp; docs/tracing.md)
+// GPU timelines (traces.cpp; docs/tracing.md)
 // ---------------------------------------------------------------------------------------------
 
 // Records per stream of a GPU trace of `num_ctas` CTAs: 4096, fewer when many CTAs are traced

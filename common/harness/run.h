@@ -1,18 +1,18 @@
-// harness_run.h — what the two drivers of a step run share, between common/harness.cpp (run_step,
-// the emulator driver and the report helpers) and common/harness_gpu.cpp (GPU survey and the GPU
-// driver). Unlike harness_internal.h, these pieces talk to CUDA or print; they are not unit-tested
-// on their own but through the step binaries (tests/run_steps.sh).
+// run.h — what the two drivers of a step share: the GPU survey (gpu.cpp), the two runs
+// (emulator_run.cpp, gpu_run.cpp) that run_step.cpp picks between, and the report lines and CSV
+// row both print (output.cpp). Unlike internal.h, these pieces talk to CUDA or print; they are
+// not unit-tested on their own but through the step binaries (tests/run_steps.sh).
 #pragma once
 #include <string>
 #include <vector>
 
-#include "common/harness_internal.h"
+#include "common/harness/internal.h"
 #include "common/step.h"
 
 namespace tcg::harness {
 
 // ---------------------------------------------------------------------------------------------
-// GPUs (harness_gpu.cpp)
+// GPUs (gpu.cpp; run_on_gpu in gpu_run.cpp)
 // ---------------------------------------------------------------------------------------------
 
 struct GpuInfo {
@@ -38,8 +38,12 @@ std::string need_short(Arch arch);
 // Returns the exit code.
 int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
 
+// The step in the emulator: inputs, launch, CPU reference, verification, --predict, --trace on
+// the model's clock (emulator_run.cpp). Returns the exit code.
+int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch);
+
 // ---------------------------------------------------------------------------------------------
-// Report, for both drivers (harness.cpp)
+// Report, for both drivers (output.cpp)
 // ---------------------------------------------------------------------------------------------
 
 void print_problem(const StepSpec& spec, const Options& o, const std::string& device);

@@ -1,0 +1,192 @@
+// emulator_run.cpp — a step run in the emulator (common/sim/): the emulator's options from the
+// command line, inputs, the launch, the CPU reference and verification, the emulator's
+// statistics, and --predict (timing only) and --trace on the model's clock. run_step.cpp calls it
+// when there is no usable GPU or --sim is given.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+#include <unistd.h>
+
+#include "common/harness/run.h"
+#include "common/sim/sim_api.h"
+
+
+namespace tcg::harness {
+
+// ---------------------------------------------------------------------------------------------
+// The emulator run
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+void set_emulator_options(const Options& o) {
+  tcsim::Options so = tcsim::options();
+  so.seed = o.sim_seed;
+  so.num_sms = o.sim_sms;
+  so.ctas_per_sm = o.sim_ctas_per_sm;
+  // The B200 timing model (docs/timing_model.md): for --predict (timing only: no arithmetic)
+  // and for --trace (with arithmetic, so the run is still verified).
+  so.timing = o.predict || !o.trace_path.empty();
+  so.skip_math = o.predict;
+  so.trace = !o.trace_path.empty();
+  so.trace_ctas = o.trace_ctas;
+  tcsim::set_options(so);
+}
+
+// The emulator's "device memory": a host buffer with cudaMalloc's alignment (256 bytes; CUDA C++
+// Programming Guide, "Device Memory Accesses"). std::vector's storage is only 16-byte aligned, and
+// the timing model charges global memory by 32-byte sectors, so an operand 16 bytes off a sector
+// would cost every 128-byte TMA box row a fifth sector that no GPU run pays.
+template <class T>
+class EmuBuffer {
+ public:
+  explicit EmuBuffer(size_t count) : bytes_((count * sizeof(T) + 255) / 256 * 256) {
+    p_ = static_cast<T*>(::operator new(bytes_ ? bytes_ : 256, std::align_val_t{256}));
+  }
+  EmuBuffer(const T* src, size_t count) : EmuBuffer(count) { std::copy(src, src + count, p_); }
+  ~EmuBuffer() { ::operator delete(p_, std::align_val_t{256}); }
+  EmuBuffer(const EmuBuffer&) = delete;
+  EmuBuffer& operator=(const EmuBuffer&) = delete;
+  T* data() const { return p_; }
+
+ private:
+  size_t bytes_;
+  T* p_;
+};
+
+GemmArgs shape_args(const Options& o) {
+  GemmArgs args;
+  args.m = static_cast<int>(o.m);
+  args.n = static_cast<int>(o.n);
+  args.k = static_cast<int>(o.k);
+  args.stream = nullptr;
+  return args;
+}
+
+// BF16 operands: inputs, launch, CPU reference, verification.
+VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
+  const HostInputs in = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  // "Device" memory is host memory here; C starts as NaN, as on the GPU.
+  std::vector<__nv_bfloat16> out(static_cast<size_t>(o.m * o.n), bf16_from_bits(0xFFFFu));
+  const EmuBuffer<__nv_bfloat16> dev_a(in.a.data(), in.a.size()), dev_b(in.b.data(), in.b.size());
+  EmuBuffer<__nv_bfloat16> dev_c(out.data(), out.size());
+  GemmArgs args = shape_args(o);
+  args.a = dev_a.data();
+  args.b = dev_b.data();
+  args.c = dev_c.data();
+  launch(args);  // a tcsim::SimError propagates to run_step, which reports it (exit 1)
+  std::copy(dev_c.data(), dev_c.data() + out.size(), out.begin());
+
+  VerifyResult vr;
+  if (o.check) {
+    std::vector<float> ref(out.size()), s;
+    if (o.inputs == Inputs::kRandom) s.resize(out.size());
+    cpu_reference(in.a.data(), in.b.data(), o.m, o.n, o.k, ref.data(),
+                  s.empty() ? nullptr : s.data());
+    vr = verify(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n, o.k);
+  }
+  return vr;
+}
+
+// NVFP4 operands, FP16 output: the same, with the packed data and blocked scales in host memory.
+VerifyResult emulate_nvfp4(const Options& o, LaunchFn launch) {
+  const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
+  std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
+  const EmuBuffer<uint8_t> dev_a(in.a.data.data(), in.a.data.size()), dev_b(in.b.data.data(), in.b.data.size());
+  const EmuBuffer<uint8_t> dev_sfa(in.a.sf.data(), in.a.sf.size()), dev_sfb(in.b.sf.data(), in.b.sf.size());
+  EmuBuffer<__half> dev_c(out.data(), out.size());
+  GemmArgs args = shape_args(o);
+  args.fp4 = in.operands();
+  args.fp4.a = dev_a.data();
+  args.fp4.b = dev_b.data();
+  args.fp4.sfa = dev_sfa.data();
+  args.fp4.sfb = dev_sfb.data();
+  args.fp4.c = dev_c.data();
+  launch(args);
+  std::copy(dev_c.data(), dev_c.data() + out.size(), out.begin());
+  args.fp4 = in.operands();  // the reference reads the host copies
+  args.fp4.c = out.data();
+
+  VerifyResult vr;
+  if (o.check) {
+    std::vector<float> ref(out.size()), s;
+    if (o.inputs == Inputs::kRandom) s.resize(out.size());
+    cpu_reference_nvfp4(args.fp4, o.m, o.n, o.k, ref.data(), s.empty() ? nullptr : s.data());
+    vr = verify_fp16(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n,
+                     o.k);
+  }
+  return vr;
+}
+
+// The trace of the launch just emulated, written to o.trace_path (write_trace's exit code). A CTA
+// of --trace-ctas that ran records at least its setup, so one without a span was not in the grid.
+int write_emulator_trace(const StepSpec& spec, const Options& o) {
+  tcg::trace::Trace t = tcsim::last_trace();
+  std::vector<uint32_t> silent;
+  for (uint32_t c : o.trace_ctas)
+    if (!t.cta_names.count(c)) silent.push_back(c);
+  return write_trace(spec, o, t, silent, "B200 timing model clock");
+}
+
+}  // namespace
+
+int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) {
+  Options o = opts;
+  if (o.predict) o.check = false;  // timing only: the output is never computed
+  print_problem(spec, o, o.predict ? "tcgen05 emulator on the CPU, B200 timing model (timing only)"
+                                   : "tcgen05 emulator on the CPU");
+  set_emulator_options(o);
+  const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(o, launch)
+                                                             : emulate_bf16(o, launch);
+  const tcsim::Stats st = tcsim::last_stats();
+  if (o.predict)
+    std::printf("check:    none: timing only, the arithmetic was skipped and C was not computed\n");
+  else
+    print_verify(o.check ? &vr : nullptr);
+  const double flops = 2.0 * double(o.m) * double(o.n) * double(o.k);
+  const bool timed = tcsim::options().timing;  // --predict or --trace (set_emulator_options)
+  const double tflops = st.model_ns > 0 ? flops / st.model_ns / 1e3 : 0.0;
+  const int trace_rc = o.trace_path.empty() ? 0 : write_emulator_trace(spec, o);
+
+  const double rest = std::max(0.0, st.wall_seconds - st.mma_seconds - st.copy_seconds);
+  std::printf(
+      "emulated: %llu CTAs, %llu MMAs, %llu TMA copies (%.2f MiB), %llu blocking barrier "
+      "waits, %llu fiber switches, %llu instructions\n",
+      static_cast<unsigned long long>(st.ctas), static_cast<unsigned long long>(st.mmas),
+      static_cast<unsigned long long>(st.tma_copies), double(st.tma_bytes) / (1024.0 * 1024.0),
+      static_cast<unsigned long long>(st.barrier_waits),
+      static_cast<unsigned long long>(st.fiber_switches),
+      static_cast<unsigned long long>(st.instructions));
+  std::printf(
+      "wall:     %.3f s = %.3f s MMA arithmetic + %.3f s copies + %.3f s rest "
+      "(emulator time, not a GPU estimate)\n",
+      st.wall_seconds, st.mma_seconds, st.copy_seconds, rest);
+
+  if (timed)
+    std::printf("predicted B200: %.1f TFLOPS (%.2f us; tcsim timing model, %d SMs, docs/timing_model.md)\n",
+                tflops, st.model_ns / 1e3, tcsim::options().num_sms);
+
+  CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
+  row.gpu = "tcgen05-emulator";
+  row.iterations = "1";
+  if (o.predict) {
+    // A prediction, not a measurement: the GPU column says so, the time is the model's.
+    row.gpu = "B200 (tcsim timing model)";
+    row.sm_count = std::to_string(tcsim::options().num_sms);
+    row.driver = "model";
+    row.median_ms = strf("%.6f", st.model_ns / 1e6);
+    row.tflops = strf("%.2f", tflops);
+    row.verified = "timing-only";
+  }
+  const int rc = finish(spec, o, o.check ? &vr : nullptr, row);
+  return rc == 0 ? trace_rc : rc;
+}
+
+}  // namespace tcg::harness

@@ -1,0 +1,105 @@
+// output.cpp — the report lines and the CSV row that both drivers of a step (the emulator run,
+// emulator_run.cpp, and the GPU run, gpu_run.cpp) print and write: the problem line, the
+// verification line, the fields of a row that do not depend on where the step ran, and the exit
+// code of a finished run. Calls only the pure pieces below it (command line, verification, CSV).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+#include <unistd.h>
+
+#include "common/cuda_check.h"
+#include "common/harness/run.h"
+#include "common/sim/sim_api.h"
+
+// The Makefile passes the commit: -DTCG_GIT_REV="\"abc123\"".
+#ifndef TCG_GIT_REV
+#define TCG_GIT_REV "unknown"
+#endif
+
+namespace tcg::harness {
+
+// ---------------------------------------------------------------------------------------------
+// Report, for both drivers
+// ---------------------------------------------------------------------------------------------
+
+void print_problem(const StepSpec& spec, const Options& o, const std::string& device) {
+  const bool fp4 = spec.operands == Operands::kNVFP4;
+  std::printf("%s: %s\n", program_name(spec).c_str(), spec.title);
+  std::printf("device:   %s\n", device.c_str());
+  std::printf("shape:    M=%lld N=%lld K=%lld (C = A * B^T, %s, FP32 accumulation)\n",
+              static_cast<long long>(o.m), static_cast<long long>(o.n),
+              static_cast<long long>(o.k),
+              fp4 ? "NVFP4 in (E2M1, a UE4M3 scale per 16 along K), FP16 out"
+                  : "BF16 in and out");
+  if (fp4 && o.inputs == Inputs::kInteger)
+    std::printf(
+        "inputs:   integer: values 0, +-0.5, +-1, +-2 times block scales 0.5, 1, 2 (exact sums), "
+        "seed %llu\n",
+        static_cast<unsigned long long>(o.seed));
+  else if (fp4)
+    std::printf(
+        "inputs:   random, uniform in [-1, 1] quantized to NVFP4 (scale = UE4M3_RN(amax/6), no "
+        "global scale), seed %llu\n",
+        static_cast<unsigned long long>(o.seed));
+  else if (o.inputs == Inputs::kInteger)
+    std::printf("inputs:   integer, uniform in [-2, 2], seed %llu\n",
+                static_cast<unsigned long long>(o.seed));
+  else
+    std::printf("inputs:   random, uniform in [-1, 1] rounded to BF16, seed %llu\n",
+                static_cast<unsigned long long>(o.seed));
+}
+
+// The row fields that do not depend on where the step ran.
+CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult* vr) {
+  CsvRecord r;
+  r.step = std::to_string(spec.number);
+  r.step_name = spec.name;
+  int runtime = 0;
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  r.cuda_runtime = format_version(runtime);
+  r.m = std::to_string(o.m);
+  r.n = std::to_string(o.n);
+  r.k = std::to_string(o.k);
+  // The CSV's dtype column names the operand format; an NVFP4 step's output is always FP16.
+  r.dtype = spec.operands == Operands::kNVFP4 ? "nvfp4" : "bf16";
+  r.inputs = inputs_name(o.inputs);
+  if (vr != nullptr) {
+    r.max_abs_err = strf("%.6g", vr->max_abs_err);
+    r.verified = vr->passed() ? "yes" : "no";
+  } else {
+    r.verified = "skipped";
+  }
+  r.date = utc_iso8601(std::time(nullptr));
+  r.git_rev = TCG_GIT_REV;
+  return r;
+}
+
+// Appends the row if --csv was given and turns the outcome into the exit code.
+int finish(const StepSpec& spec, const Options& o, const VerifyResult* vr, const CsvRecord& row) {
+  bool csv_ok = true;
+  if (!o.csv.empty()) {
+    std::fflush(stdout);  // the report first, should the CSV file be stdout itself
+    const std::string err = csv_append(o.csv, row);
+    if (!err.empty()) {
+      std::fprintf(stderr, "%s: %s\n", program_name(spec).c_str(), err.c_str());
+      csv_ok = false;
+    }
+  }
+  if (vr != nullptr && !vr->passed()) return 1;
+  return csv_ok ? 0 : 2;
+}
+
+void print_verify(const VerifyResult* vr) {
+  if (vr == nullptr)
+    std::printf("check:    skipped (--no-check)\n");
+  else
+    std::printf("check:    %s\n", format_verify(*vr).c_str());
+}
+
+}  // namespace tcg::harness

@@ -1,0 +1,119 @@
+// run_step.cpp — what a step's main() runs (tcg::run_step, common/step.h): parse the command
+// line, refuse an unusable CSV file early, pick the GPU (gpu_run.cpp) or the emulator
+// (emulator_run.cpp) and run the step there, turning every failure into a message and an exit
+// code. The top of the harness: nothing calls back into this file.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+#include <unistd.h>
+
+#include "common/cuda_check.h"
+#include "common/harness/run.h"
+#include "common/sim/sim_api.h"
+
+
+namespace tcg {
+
+int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc,
+             char** argv) {
+  using namespace tcg::harness;
+  const std::string prog = program_name(spec);
+  try {
+    const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + (argc > 0 ? argc : 0));
+    const ParseResult parsed = parse_args(spec, args);
+    if (parsed.help) {
+      std::fputs(usage(spec).c_str(), stdout);
+      return 0;
+    }
+    if (!parsed.error.empty()) {
+      std::fprintf(stderr, "%s\n", parsed.error.c_str());
+      return 2;
+    }
+    if (parsed.options.model_params) {
+      std::fputs(tcsim::model_parameters_markdown().c_str(), stdout);
+      return 0;
+    }
+    Options o = parsed.options;
+    // The timing model covers the tcgen05 steps; step 00's mma.sync and plain global loads have
+    // no model worth a prediction (docs/timing_model.md).
+    if (o.predict && spec.arch != Arch::kSm100a) {
+      std::fprintf(stderr, "%s: --predict: the B200 timing model covers the tcgen05 steps (01-07), not this one\n",
+                   prog.c_str());
+      return 2;
+    }
+    // Refuse an unwritable trace file now, not after a long run.
+    if (!o.trace_path.empty()) {
+      const std::string err = ::access(o.trace_path.c_str(), F_OK) == 0
+                                  ? (::access(o.trace_path.c_str(), W_OK) == 0 ? "" : std::strerror(errno))
+                                  : creatable_check(o.trace_path);
+      if (!err.empty()) {
+        std::fprintf(stderr, "%s: --trace: cannot write %s (%s)\n", prog.c_str(), o.trace_path.c_str(), err.c_str());
+        return 2;
+      }
+    }
+    // Refuse an unusable CSV file now, not after a long run.
+    if (!o.csv.empty()) {
+      const std::string err = csv_check(o.csv);
+      if (!err.empty()) {
+        std::fprintf(stderr, "%s: %s\n", prog.c_str(), err.c_str());
+        return 2;
+      }
+    }
+
+    const GpuSurvey gpus = survey_gpus(spec.arch);
+    if (gpus.capable >= 0 && !o.force_sim && gpu_launch != nullptr)
+      return run_on_gpu(spec, o, gpu_launch, gpus.devices[static_cast<size_t>(gpus.capable)]);
+
+    std::string found = describe_found(gpus);
+    if (gpus.capable >= 0 && gpu_launch == nullptr) found += ", but this binary has no GPU kernel";
+    if (o.force_gpu || sim_launch == nullptr) {
+      std::fprintf(stderr, "%s: needs %s; found %s\n", prog.c_str(), need_long(spec.arch).c_str(),
+                   found.c_str());
+      return 3;
+    }
+    if (!o.trace_path.empty() && spec.arch != Arch::kSm100a) {
+      std::fprintf(stderr, "%s: --trace in the emulator needs the B200 timing model, which covers the tcgen05 steps "
+                   "(01-07); trace this step on a GPU (docs/tracing.md)\n", prog.c_str());
+      return 2;
+    }
+    if (o.force_sim)
+      std::fprintf(stderr, "%s: running in the tcgen05 emulator (--sim-seed %llu)\n", prog.c_str(),
+                   static_cast<unsigned long long>(o.sim_seed));
+    else
+      std::fprintf(stderr,
+                   "%s: no %s here (found %s); running in the tcgen05 emulator (--sim-seed %llu)\n",
+                   prog.c_str(), need_short(spec.arch).c_str(), found.c_str(),
+                   static_cast<unsigned long long>(o.sim_seed));
+    apply_emulator_defaults(o);
+    const std::string err = validate_shape(spec, o);
+    if (!err.empty()) {
+      std::fprintf(stderr, "%s\n", err.c_str());
+      return 2;
+    }
+    return run_in_emulator(spec, o, sim_launch);
+  } catch (const tcsim::SimError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: the emulator stopped the kernel:\n%s\n", prog.c_str(), e.what());
+    return 1;
+  } catch (const CudaError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: CUDA error: %s\n", prog.c_str(), e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: out of host memory\n", prog.c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: %s\n", prog.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace tcg

@@ -254,16 +254,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp, both CTAs
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kProducer);
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
       RingPos stage;  // carries on across tiles; waits for phase parity stage.phase ^ 1 ("empty")
       for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
         const CtaTile tile = cta_tile_2sm(scheduled_tile(cluster, i, num_clusters), int(cta_rank), m, n);
         for (int kt = 0; kt < num_k_tiles; ++kt) {
           // A fresh barrier counts its previous (nonexistent) phase, parity 1, as complete, so
           // the first lap over the ring does not wait.
-          trace.begin_elected(Phase::kWaitMmaDone, stage.slot);
-          mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1);  // the MMAs that read it are done
-          trace.end_elected(Phase::kWaitMmaDone, stage.slot);
+          mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1,
+                               trace.span_elected(Phase::kWaitMmaDone, stage.slot));  // the MMAs that read it are done
           // Both CTAs' copies complete on the leader's tma_full_bar (§9.7.9.25.5.2); its single
           // arrival announces the pair's bytes (see step 05).
           if (is_leader) mbarrier_arrive_expect_tx(tma_full_bar(stage.slot), PAIR_STAGE_BYTES);
@@ -285,28 +284,25 @@ __global__ void __launch_bounds__(NUM_THREADS)
         stage.advance(NUM_STAGES);
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp, leader only
     if (is_leader && elect_one_sync()) {
-      trace.begin_elected(Phase::kMma);
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       RingPos stage;  // the smem ring, in step with the producers: waits for parity stage.phase ("full")
       RingPos accum;  // the accumulator ring: waits for parity accum.phase ^ 1 ("empty")
       for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
         // Both CTAs' epilogues must be done reading this accumulator (tile i - 2) before the
         // first MMA below overwrites it. A fresh tmem_empty_bar passes parity 1: both
         // accumulators start empty.
-        trace.begin_elected(Phase::kWaitTmemEmpty, accum.slot);
-        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
+        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1,
+                             trace.span_elected(Phase::kWaitTmemEmpty, accum.slot));
         tcgen05_fence_after_thread_sync();
         const uint32_t d_tmem = tmem_offset(tmem_base, 0, uint32_t(accum.slot * BLOCK_N));
-        trace.end_elected(Phase::kWaitTmemEmpty, accum.slot);
         for (int kt = 0; kt < num_k_tiles; ++kt) {
-          trace.begin_elected(Phase::kWaitTmaFull, stage.slot);
-          mbarrier_wait_parity(tma_full_bar(stage.slot), stage.phase);  // both CTAs' halves have landed
+          mbarrier_wait_parity(tma_full_bar(stage.slot), stage.phase,
+                               trace.span_elected(Phase::kWaitTmaFull, stage.slot));  // both CTAs' halves have landed
           tcgen05_fence_after_thread_sync();
-          trace.end_elected(Phase::kWaitTmaFull, stage.slot);
           for (int j = 0; j < BLOCK_K / ATOM_K; ++j)
             for (int ks = 0; ks < ATOM_K / MMA_K; ++ks) {  // K step ks: +32 bytes inside the 128-byte row
               const uint64_t a_desc = make_smem_desc(a_tile(stage.slot) + j * ATOM_COLUMN_A + ks * 32, 16, SBO_SW128,
@@ -334,7 +330,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
         accum.advance(NUM_ACCUMULATORS);
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5, both CTAs
@@ -342,16 +337,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
     // data-path layout A); warp w may only read lanes 32*(w%4)..+31: warps 2, 3, 4, 5 take lane
     // quarters 2, 3, 0, 1 (§9.7.16.8.1). Each warp stores its own 32 rows through its own staging
     // buffers, so the warps never wait for each other.
-    trace.begin(Phase::kEpilogue);
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
     const int quarter = warp % 4;
     RingPos accum;    // waits for parity accum.phase ("full")
     int staging_buf = 0;  // the staging ring: continues across tiles, like the other rings
     for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
       const CtaTile tile = cta_tile_2sm(scheduled_tile(cluster, i, num_clusters), int(cta_rank), m, n);
-      trace.begin(Phase::kWaitTmemFull, accum.slot);
-      mbarrier_wait_parity(tmem_full_bar(accum.slot), accum.phase);  // this tile's MMAs are complete
+      // This tile's MMAs are complete.
+      mbarrier_wait_parity(tmem_full_bar(accum.slot), accum.phase, trace.span(Phase::kWaitTmemFull, accum.slot));
       tcgen05_fence_after_thread_sync();
-      trace.end(Phase::kWaitTmemFull, accum.slot);
       const uint32_t acc_tmem = tmem_offset(tmem_base, uint32_t(quarter * 32), uint32_t(accum.slot * BLOCK_N));
       const int row0 = tile.m0 + quarter * SUB_M;  // the warp's first row of C
       for (int sub = 0; sub < NUM_SUBTILES; ++sub) {
@@ -397,7 +391,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
     }
     // The CTA's shared memory ends with it: the last stores must have read their staging buffers.
     if (lane == STORE_LANE) bulk_wait_group_read<0>();
-    trace.end(Phase::kEpilogue);
   }
 
   trace.begin(Phase::kTeardown);

@@ -7,7 +7,7 @@
 #   timeline_stepNN.png     steps 01-10: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
-#                           on one page); step 06 at 4096 x 4096 x 512, so that each CTA pair
+#                           on one page); steps 06, 08 and 09 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048;
 #                           step 10 at 128 x 4096 x 7168 (3 splits), CTAs 0, 32, 64: tile 0's splits.

@@ -2,7 +2,7 @@
 # predict.sh — `make predict`: the emulator's B200 timing model for every tcgen05 step, then the
 # page that sets its predictions beside the published B200 figures. No GPU needed.
 #
-#   1. ./stepNN --predict --csv ... for steps 01-06 at M = N = K = 4096 and steps 07, 10 at the three
+#   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09 at M = N = K = 4096 and steps 07, 10 at the three
 #      NVFP4 competition shapes listed in results/published_b200.csv; each prints
 #      "predicted B200: <X> TFLOPS" and appends a row whose gpu column names the model. The rows
 #      go to a temporary file that REPLACES results/model_b200.csv only when every run passed
@@ -22,7 +22,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/predict.sh
 
-bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 10" run=1 only=""
+bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 08 09 10" run=1 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bin-dir) bdir=${2:?}; shift ;;

@@ -28,6 +28,8 @@ STEP_TITLES = {
     5: "2-SM MMA",
     6: "persistent",
     7: "NVFP4 block-scaled",
+    8: "TMA-store epilogue",
+    9: "CLC scheduler",
     10: "NVFP4 split-K",
 }
 PUBLISHED_FILE = "published_b200.csv"

@@ -21,19 +21,23 @@
 //        rows of C) and cp.async.bulk.commit_group: one bulk group per sub-tile.
 //   Two staging buffers per warp (a ring that continues across tiles), so the tcgen05.ld and
 //   conversion of sub-tile s + 1 overlap the store of sub-tile s. Bulk groups belong to a thread,
-//   so the same lane (0, not elect.sync's choice) issues, commits and waits. Before exiting, lane
+//   so one fixed lane (STORE_LANE = 0) issues, commits and waits. Before exiting, lane
 //   0 waits for the last reads (wait_group.read 0): the CTA's shared memory ends with it. The
 //   global writes need no wait: they complete before the kernel does.
 //   Edges: the TMA store clips at C's bounds (rows >= M, columns >= N are not written), so partial
 //   tiles take the same path; a warp whose rows all lie beyond M, or a sub-tile whose columns do,
-//   skips the store. A tensor map needs C's row pitch to be a multiple of 16 bytes: for N % 8 != 0
-//   (or a C not 16-byte aligned) the epilogue falls back to step 06's direct stores.
+//   skips the store. Clipping works at the high edges only: the coordinates here are never
+//   negative, and must not be (an H100 traps on a TMA store at a negative coordinate, where a
+//   load zero-fills: make gpu-check). A tensor map needs C's row pitch to be a multiple of 16
+//   bytes: for N % 8 != 0 (or a C not 16-byte aligned) the epilogue falls back to step 06's
+//   direct stores.
 //
 // WHY IT IS FASTER
 //   Per tile, each CTA drains 128 x 256 FP32 (128 KiB of TMEM) into 64 KiB of BF16. In step 06 a
-//   warp's 16-byte store covers 32 different rows: 32 sectors of 32 B, each half written, 4096 such
-//   instructions per tile. Measured on an H100 for the issue (2026-11-24, one wave of 132 CTAs, a
-//   128 x 256 BF16 tile each): 7.5 us per CTA in that pattern, 1.8 us coalesced. A TMA store
+//   warp's 16-byte store covers 32 different rows: 32 sectors of 32 B, each half written; 128 such
+//   warp instructions per CTA and tile move 128 KiB of sectors for 64 KiB of data. The issue
+//   measured both patterns on an H100 (2026-11-24, one wave of 132 CTAs, a 128 x 256 BF16 tile
+//   each): 7.5 us per CTA in step 06's, 1.8 us coalesced. A TMA store
 //   writes whole 128-byte rows of C (4 full sectors each), 16 instructions per tile, and the
 //   threads only write shared memory: 64 KiB per tile, conflict-free thanks to the swizzle (each
 //   8 lanes of a 16-byte st.shared hit 8 different 16-byte bank groups) at 128 B/clock, ~0.3 us at
@@ -44,7 +48,9 @@
 //       mainloop (small K: 2 x 256 x 256 x K / (2 x 10.2 TFLOPS) = K x 6.4 ns, below the store time
 //       for K < ~1200) no longer waits for the stores of the tile before the one before;
 //     * half-empty sectors: step 06 moves twice C's bytes through L2.
-//   (Estimates from the issue's H100 measurement and published figures, not B200 measurements.)
+//   (Estimates from the issue's H100 measurement and published figures, not B200 measurements.
+//   The B200 timing model cannot see these gains: it charges global stores by bytes, not by the
+//   sectors they touch, and predicts steps 06 and 08 alike; docs/08_tma_store_epilogue.md.)
 //
 // BUDGETS
 //   Shared memory, stages vs staging: 227 KiB per CTA (232448 B) minus barriers and 1 KiB of
@@ -248,16 +254,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp, both CTAs
     if (elect_one_sync()) {
-      trace.begin_elected(Phase::kProducer);
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
       RingPos stage;  // carries on across tiles; waits for phase parity stage.phase ^ 1 ("empty")
       for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
         const CtaTile tile = cta_tile_2sm(scheduled_tile(cluster, i, num_clusters), int(cta_rank), m, n);
         for (int kt = 0; kt < num_k_tiles; ++kt) {
           // A fresh barrier counts its previous (nonexistent) phase, parity 1, as complete, so
           // the first lap over the ring does not wait.
-          trace.begin_elected(Phase::kWaitMmaDone, stage.slot);
-          mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1);  // the MMAs that read it are done
-          trace.end_elected(Phase::kWaitMmaDone, stage.slot);
+          mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1,
+                               trace.span_elected(Phase::kWaitMmaDone, stage.slot));  // the MMAs that read it are done
           // Both CTAs' copies complete on the leader's tma_full_bar (§9.7.9.25.5.2); its single
           // arrival announces the pair's bytes (see step 05).
           if (is_leader) mbarrier_arrive_expect_tx(tma_full_bar(stage.slot), PAIR_STAGE_BYTES);
@@ -279,28 +284,25 @@ __global__ void __launch_bounds__(NUM_THREADS)
         stage.advance(NUM_STAGES);
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kProducer);
     }
   } else if (warp == 1) {
     // ---------------------------------------------------------------- MMA warp, leader only
     if (is_leader && elect_one_sync()) {
-      trace.begin_elected(Phase::kMma);
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       RingPos stage;  // the smem ring, in step with the producers: waits for parity stage.phase ("full")
       RingPos accum;  // the accumulator ring: waits for parity accum.phase ^ 1 ("empty")
       for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
         // Both CTAs' epilogues must be done reading this accumulator (tile i - 2) before the
         // first MMA below overwrites it. A fresh tmem_empty_bar passes parity 1: both
         // accumulators start empty.
-        trace.begin_elected(Phase::kWaitTmemEmpty, accum.slot);
-        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1);
+        mbarrier_wait_parity(tmem_empty_bar(accum.slot), accum.phase ^ 1,
+                             trace.span_elected(Phase::kWaitTmemEmpty, accum.slot));
         tcgen05_fence_after_thread_sync();
         const uint32_t d_tmem = tmem_offset(tmem_base, 0, uint32_t(accum.slot * BLOCK_N));
-        trace.end_elected(Phase::kWaitTmemEmpty, accum.slot);
         for (int kt = 0; kt < num_k_tiles; ++kt) {
-          trace.begin_elected(Phase::kWaitTmaFull, stage.slot);
-          mbarrier_wait_parity(tma_full_bar(stage.slot), stage.phase);  // both CTAs' halves have landed
+          mbarrier_wait_parity(tma_full_bar(stage.slot), stage.phase,
+                               trace.span_elected(Phase::kWaitTmaFull, stage.slot));  // both CTAs' halves have landed
           tcgen05_fence_after_thread_sync();
-          trace.end_elected(Phase::kWaitTmaFull, stage.slot);
           for (int j = 0; j < BLOCK_K / ATOM_K; ++j)
             for (int ks = 0; ks < ATOM_K / MMA_K; ++ks) {  // K step ks: +32 bytes inside the 128-byte row
               const uint64_t a_desc = make_smem_desc(a_tile(stage.slot) + j * ATOM_COLUMN_A + ks * 32, 16, SBO_SW128,
@@ -328,7 +330,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
         accum.advance(NUM_ACCUMULATORS);
       }
       trace.end_elected(Phase::kDrain);
-      trace.end_elected(Phase::kMma);
     }
   } else {
     // ---------------------------------------------------------------- epilogue warps 2..5, both CTAs
@@ -336,16 +337,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
     // data-path layout A); warp w may only read lanes 32*(w%4)..+31: warps 2, 3, 4, 5 take lane
     // quarters 2, 3, 0, 1 (§9.7.16.8.1). Each warp stores its own 32 rows through its own staging
     // buffers, so the warps never wait for each other.
-    trace.begin(Phase::kEpilogue);
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
     const int quarter = warp % 4;
     RingPos accum;    // waits for parity accum.phase ("full")
     int staging_buf = 0;  // the staging ring: continues across tiles, like the other rings
     for (int i = 0; scheduled_tile(cluster, i, num_clusters) < num_tiles; ++i) {
       const CtaTile tile = cta_tile_2sm(scheduled_tile(cluster, i, num_clusters), int(cta_rank), m, n);
-      trace.begin(Phase::kWaitTmemFull, accum.slot);
-      mbarrier_wait_parity(tmem_full_bar(accum.slot), accum.phase);  // this tile's MMAs are complete
+      // This tile's MMAs are complete.
+      mbarrier_wait_parity(tmem_full_bar(accum.slot), accum.phase, trace.span(Phase::kWaitTmemFull, accum.slot));
       tcgen05_fence_after_thread_sync();
-      trace.end(Phase::kWaitTmemFull, accum.slot);
       const uint32_t acc_tmem = tmem_offset(tmem_base, uint32_t(quarter * 32), uint32_t(accum.slot * BLOCK_N));
       const int row0 = tile.m0 + quarter * SUB_M;  // the warp's first row of C
       for (int sub = 0; sub < NUM_SUBTILES; ++sub) {
@@ -391,7 +391,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
     }
     // The CTA's shared memory ends with it: the last stores must have read their staging buffers.
     if (lane == STORE_LANE) bulk_wait_group_read<0>();
-    trace.end(Phase::kEpilogue);
   }
 
   trace.begin(Phase::kTeardown);

@@ -43,7 +43,7 @@ void syncthreads(SrcLoc at);
 void syncwarp(SrcLoc at);
 void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at);
 bool elect_sync(SrcLoc at);
-void fence_mbarrier_init(SrcLoc at);  // fence.mbarrier_init.release.cluster: publishes this thread's inits  // fence.mbarrier_init, fence.proxy.async: accepted (memory is sequentially consistent)
+void fence_mbarrier_init(SrcLoc at);  // fence.mbarrier_init.release.cluster: publishes this thread's inits
 void tcgen05_fence_before(SrcLoc at);  // tcgen05.fence::before_thread_sync: checked ordering
 void tcgen05_fence_after(SrcLoc at);   // tcgen05.fence::after_thread_sync: checked ordering
 

@@ -17,8 +17,8 @@
 //    instructions need the CTA's pair peer (rank ^ 1) in the cluster.
 //  * fence.mbarrier_init.release.cluster (§9.7.13.4): publishes this thread's mbarrier inits to
 //    the async proxy and the cluster (checked in mbarrier.cpp); a releasing cluster arrive
-//    publishes every init ordered before it. (fence.proxy.async has no wrapper: no step writes
-//    data for the async proxy with plain stores; see docs/emulator.md.)
+//    publishes every init ordered before it. (fence.proxy.async is modelled with the TMA store
+//    it orders, in tma_store.cpp.)
 // bar.sync, __syncwarp and the cluster barrier also carry the threads' tcgen05 clocks
 // (tmem_hazards.cpp). Logical time (Scheduler::clock) advances at every synchronisation; a thread
 // remembers when its last CTA and cluster synchronisation completed, which is how "was the init published before

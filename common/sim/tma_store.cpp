@@ -5,7 +5,8 @@
 // §9.7.9.25.6.2 cp.async.bulk.wait_group, §9.7.12.4 fence.proxy.async, memory model §8.6 proxies):
 //  * A store writes one box of a tensor map from shared memory laid out as a TMA load of that
 //    box leaves it (dense, dimension 0 fastest, swizzled on the absolute shared address, §5.5.7);
-//    elements outside the tensor are not written (clipping). It happens in two asynchronous
+//    elements outside the tensor are not written (clipping at the high edges; a negative
+//    coordinate is refused: an H100 traps on it, see tests/gpu/tma_check.cu). It happens in two asynchronous
 //    steps, each at a point the seed picks: the READ of the source (into a snapshot), and after
 //    it the WRITE of the in-bounds elements to global memory.
 //  * Bulk groups are per thread: a store joins the thread's open group, commit_group closes it,
@@ -109,6 +110,13 @@ void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t
     fail_here(m.swizzle_span ? "TMA source not aligned to its swizzle repeat" : "misaligned TMA source",
               std::string(what) + " source " + hex(src) + " must be " + std::to_string(align) + "-byte aligned" +
                   (m.swizzle_span ? " (the swizzle pattern repeats every 8 rows of the span)" : ""));
+  for (int i = 0; i < rank; ++i)
+    if (coords[i] < 0)
+      fail_here("TMA store at a negative coordinate",
+                std::string(what) + " with coordinate " + std::to_string(i) + " = " + std::to_string(coords[i]) +
+                    ": an H100 stops such a store with an illegal-instruction error (make gpu-check: a negative row, "
+                    "a negative column, with and without swizzle, 2026-11-24), where a load at negative coordinates "
+                    "zero-fills; clipping only helps past the high edges");
   smem_ref(cta, src, bytes, "cp.async.bulk.tensor store source");  // shared::cta: this CTA, in bounds
   check_no_mbarrier_in(cta, src, bytes, "cp.async.bulk.tensor store source");
   auto s = std::make_shared<BulkStore>();

@@ -15,8 +15,10 @@
 // a staging image written with st.shared in the layout a load of the box would leave (swizzle none
 // or 128B), fence.proxy.async, one cp.async.bulk.tensor store, commit_group, wait_group 0; then
 // the whole destination matrix, with guard rows before and after it, is compared byte for byte:
-// interior boxes, boxes clipped at the right and bottom edges, at negative coordinates, and
-// entirely outside (nothing may be written outside the tensor).
+// interior boxes, boxes clipped at the right and bottom edges, taller than the tensor, and
+// entirely outside (nothing may be written outside the tensor). Stores at negative coordinates
+// trap on an H100 (illegal instruction; loads there zero-fill): the full run checks that the
+// emulator refuses them, `--store-case N` runs one such case on the GPU alone.
 //
 // Needs a GPU with TMA (compute capability >= 9.0: H100/H200 are enough, the TMA modes used here
 // are the same on Blackwell). Not part of `make test` (CI has no GPU): run `make gpu-check`.
@@ -165,23 +167,35 @@ struct StoreCase {
   uint32_t box0, box1;
   tcg::TmaSwizzle sw;
   int c0, c1;
+  bool gpu_traps = false;  // the GPU stops with an illegal instruction (seen with --store-case N)
 };
 
-int check_stores() {
+// only < 0: every case; otherwise only case `only` (an error that poisons the CUDA context then
+// names its case).
+int check_stores(int only) {
   constexpr int kGuard = 16;
   using S = tcg::TmaSwizzle;
   const std::vector<StoreCase> cases = {
       {"store 128B, interior (step 08's 64 x 32 box)", 200, 296, 64, 32, S::k128B, 64, 32},
       {"store 128B, clipped at the right and bottom edges", 200, 296, 64, 32, S::k128B, 256, 192},
       {"store 128B, N = 72: box half past the right edge", 200, 72, 64, 32, S::k128B, 64, 0},
-      {"store 128B, negative coordinates", 200, 296, 64, 32, S::k128B, -24, -5},
       {"store 128B, 256-row box taller than the tensor", 200, 296, 64, 256, S::k128B, 0, 0},
       {"store 128B, box entirely outside", 200, 296, 64, 32, S::k128B, 320, 224},
       {"store no swizzle, 16-byte box, clipped", 200, 296, 8, 64, S::kNone, 288, 160},
       {"store no swizzle, 128-byte rows, clipped", 200, 296, 64, 32, S::kNone, 256, 180},
+      // Unlike loads, a store at a negative coordinate is an illegal instruction on an H100
+      // (driver 580.159.04, 2026-11-24): the full run checks only that the emulator refuses it,
+      // --store-case N runs it on the GPU alone (the error ends the CUDA context).
+      {"store 128B, negative coordinates", 200, 296, 64, 32, S::k128B, -24, -5, true},
+      {"store 128B, negative column only", 200, 296, 64, 32, S::k128B, -24, 5, true},
+      {"store 128B, negative row only", 200, 296, 64, 32, S::k128B, 24, -5, true},
+      {"store no swizzle, negative row only", 200, 296, 8, 64, S::kNone, 8, -1, true},
   };
   int failed = 0;
-  for (const StoreCase& c : cases) {
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const StoreCase& c = cases[ci];
+    if (only >= 0 && size_t(only) != ci) continue;
+    std::printf("      store case %zu: %s\n", ci, c.name.c_str());
     const size_t elems = size_t(c.rows + 2 * kGuard) * c.cols;
     std::vector<uint16_t> init(elems), image(size_t(c.box0) * c.box1);
     for (size_t i = 0; i < elems; ++i) init[i] = uint16_t(0x8000 | (i * 40503u >> 3));
@@ -194,21 +208,7 @@ int check_stores() {
     t.box[0] = c.box0;
     t.box[1] = c.box1;
     t.swizzle = c.sw;
-    // GPU
-    uint16_t *dev_c = nullptr, *dev_image = nullptr;
-    CUDA_CHECK(cudaMalloc(&dev_c, elems * 2));
-    CUDA_CHECK(cudaMalloc(&dev_image, image.size() * 2));
-    CUDA_CHECK(cudaMemcpy(dev_c, init.data(), elems * 2, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dev_image, image.data(), image.size() * 2, cudaMemcpyHostToDevice));
-    tcg::TiledMap g = t;
-    g.base = dev_c + size_t(kGuard) * c.cols;
-    gpu::probe_store(g, c.c0, c.c1, dev_image);
-    CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<uint16_t> gpu(elems), emu = init;
-    CUDA_CHECK(cudaMemcpy(gpu.data(), dev_c, elems * 2, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(dev_c));
-    CUDA_CHECK(cudaFree(dev_image));
-    // Emulator
     tcg::TiledMap e = t;
     e.base = emu.data() + size_t(kGuard) * c.cols;
     // C (not its guard rows) registered with the emulator: a store row outside it is reported.
@@ -219,6 +219,26 @@ int check_stores() {
     } catch (const std::exception& ex) {
       emu_error = ex.what();
     }
+    if (c.gpu_traps && only < 0) {  // the emulator must refuse what the GPU traps on
+      const bool refused = emu_error.find("TMA store at a negative coordinate") != std::string::npos;
+      failed += !refused;
+      std::printf("%s  %-55s GPU: illegal instruction (--store-case %zu); emulator: %s\n", refused ? "ok  " : "FAIL",
+                  c.name.c_str(), ci, refused ? "refused" : ("not refused " + emu_error).c_str());
+      continue;
+    }
+    // GPU
+    uint16_t *dev_c = nullptr, *dev_image = nullptr;
+    CUDA_CHECK(cudaMalloc(&dev_c, elems * 2));
+    CUDA_CHECK(cudaMalloc(&dev_image, image.size() * 2));
+    CUDA_CHECK(cudaMemcpy(dev_c, init.data(), elems * 2, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dev_image, image.data(), image.size() * 2, cudaMemcpyHostToDevice));
+    tcg::TiledMap g = t;
+    g.base = dev_c + size_t(kGuard) * c.cols;
+    gpu::probe_store(g, c.c0, c.c1, dev_image);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(gpu.data(), dev_c, elems * 2, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(dev_c));
+    CUDA_CHECK(cudaFree(dev_image));
     size_t diff = 0, first = elems, written = 0;
     for (size_t i = 0; i < elems; ++i) {
       if (gpu[i] != emu[i] && diff++ == 0) first = i;
@@ -236,13 +256,20 @@ int check_stores() {
                   elems, written);
     }
   }
-  std::printf("tma_check: stores: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
+  std::printf("tma_check: stores: %zu passed, %d failed\n", (only >= 0 ? 1 : cases.size()) - size_t(failed), failed);
   return failed;
 }
 
 }  // namespace
 
-int main() {
+// tma_check [--store-case N]: N runs only store case N (and no loads).
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  const int only = argc == 3 && std::string(argv[1]) == "--store-case" ? std::atoi(argv[2]) : -1;
+  if (argc != 1 && only < 0) {
+    std::printf("usage: tma_check [--store-case N]\n");
+    return 2;
+  }
   int devices = 0;
   cudaDeviceProp prop{};
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 || cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
@@ -251,6 +278,7 @@ int main() {
     return 3;
   }
   std::printf("tma_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
+  if (only >= 0) return check_stores(only) ? 1 : 0;
   probe::Report report(prop);
   const char* kTma = "cp.async.bulk.tensor.{2,3}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 
@@ -339,7 +367,7 @@ int main() {
   CUDA_CHECK(cudaFree(dev_matrix));
   CUDA_CHECK(cudaFree(dev_out));
   std::printf("tma_check: loads: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
-  failed += check_stores();
+  failed += check_stores(-1);
   std::printf("tma_check: %s\n", failed ? "FAILED" : "all identical");
   return failed || !report.write() ? 1 : 0;
 }

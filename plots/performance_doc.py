@@ -187,7 +187,7 @@ def page(args, model, pub, params, params_note):
     L.append("## Regenerating")
     L.append("")
     L.append("```")
-    L.append("make predict     # ./stepNN --predict for steps 01-07 and 10, rewrites "
+    L.append("make predict     # ./stepNN --predict for steps 01-10, rewrites "
              "results/model_b200.csv, then this page")
     L.append("make plots       # the charts (docs/img/progression.png, timelines)")
     L.append("make bench       # on a GPU: measured rows in results/<gpu>.csv")

@@ -140,7 +140,7 @@ def page(args, model, pub, params, params_note):
         " — " + prov if prov else " — **none yet**: the file is missing or has no rows "
         "(the steps' `--predict` flag may not be built in; run `make predict`)"))
     L.append("")
-    L.append("## BF16 steps 01-06 and 08, M = N = K = 4096")
+    L.append("## BF16 steps 01-06, 08 and 09, M = N = K = 4096")
     L.append("")
     L.append("Published: seed `001_8ff71249f181e60e.txt` (\"tcgen05 for dummies\", B200 on "
              "Modal, BF16, M = N = K = 4096; cuBLAS through PyTorch 2.9.1 + CUDA 13). "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """progression.py - the step-by-step BF16 chart: measured, predicted and published, side by side.
 
-Per step (00..06) up to three kinds of bar, never mixed up:
+Per BF16 step (00..06, 08, 09: every step but the NVFP4 ones) up to three kinds of bar, never mixed up:
   measured   one bar per GPU, read ONLY from the harness's rows in results/<gpu>.csv
              (`stepNN --csv FILE`, `make bench`); nothing is estimated or filled in;
   model      the emulator's B200 timing model, results/model_b200.csv (`make predict`): a
@@ -36,7 +36,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_io import (ROOT, MODEL_FILE, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
+from results_io import (ROOT, MODEL_FILE, NVFP4_STEPS, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
                         Published, read_harness_csv, read_model, row_tflops, shape_of, step_of,
                         to_float)
 
@@ -152,7 +152,7 @@ def repo_steps():
     out = set()
     for p in glob.glob(os.path.join(ROOT, "steps", "step[0-9][0-9]_*.cu")):
         out.add(int(os.path.basename(p)[4:6]))
-    return sorted(s for s in out if s in STEP_TITLES and s <= 6)
+    return sorted(s for s in out if s in STEP_TITLES and s not in NVFP4_STEPS)
 
 
 def build_series(sel, model, pub):
@@ -169,7 +169,7 @@ def build_series(sel, model, pub):
         series.append(("gpu", "measured: " + g, GPU_COLORS[gi % len(GPU_COLORS)], None, vals))
     mvals = {}
     for (s, shape), r in model.items():
-        if shape == PREFERRED_SHAPE and s <= 6:
+        if shape == PREFERRED_SHAPE and s not in NVFP4_STEPS:
             t = row_tflops(r)
             mvals[s] = (t, t / pub_cublas, "")
     series.append(("model", MODEL_LABEL, MODEL_COLOR, "xx", mvals))

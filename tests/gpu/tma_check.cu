@@ -172,7 +172,8 @@ struct StoreCase {
 
 // only < 0: every case; otherwise only case `only` (an error that poisons the CUDA context then
 // names its case).
-int check_stores(int only) {
+int check_stores(int only, probe::Report* report) {
+  const char* kStore = "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group";
   constexpr int kGuard = 16;
   using S = tcg::TmaSwizzle;
   const std::vector<StoreCase> cases = {
@@ -222,6 +223,10 @@ int check_stores(int only) {
     if (c.gpu_traps && only < 0) {  // the emulator must refuse what the GPU traps on
       const bool refused = emu_error.find("TMA store at a negative coordinate") != std::string::npos;
       failed += !refused;
+      if (report)
+        report->add("TMA store", kStore, c.name, refused ? "finding" : "MISMATCH",
+                    std::string("GPU: illegal instruction (run alone: tma_check --store-case ") + std::to_string(ci) +
+                        "); emulator: " + (refused ? "refuses it" : "does not refuse it: " + emu_error));
       std::printf("%s  %-55s GPU: illegal instruction (--store-case %zu); emulator: %s\n", refused ? "ok  " : "FAIL",
                   c.name.c_str(), ci, refused ? "refused" : ("not refused " + emu_error).c_str());
       continue;
@@ -247,13 +252,21 @@ int check_stores(int only) {
     if (!emu_error.empty()) {
       ++failed;
       std::printf("FAIL  %-55s emulator: %s\n", c.name.c_str(), emu_error.c_str());
+      if (report) report->add("TMA store", kStore, c.name, "error", "emulator: " + emu_error);
     } else if (diff) {
       ++failed;
       std::printf("FAIL  %-55s %zu of %zu elements differ; first at row %d col %d: GPU 0x%04x, emulator 0x%04x\n",
                   c.name.c_str(), diff, elems, int(first / c.cols) - kGuard, int(first % c.cols), gpu[first], emu[first]);
+      if (report)
+        report->add("TMA store", kStore, c.name, "MISMATCH",
+                    std::to_string(diff) + " of " + std::to_string(elems) + " elements differ (guard rows included)");
     } else {
       std::printf("ok    %-55s %zu elements identical (guards included), %zu written by the store\n", c.name.c_str(),
                   elems, written);
+      if (report)
+        report->add("TMA store", kStore, c.name, "identical",
+                    std::to_string(elems) + " elements identical (guard rows included), " + std::to_string(written) +
+                        " written by the store");
     }
   }
   std::printf("tma_check: stores: %zu passed, %d failed\n", (only >= 0 ? 1 : cases.size()) - size_t(failed), failed);
@@ -278,7 +291,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   std::printf("tma_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
-  if (only >= 0) return check_stores(only) ? 1 : 0;
+  if (only >= 0) return check_stores(only, nullptr) ? 1 : 0;
   probe::Report report(prop);
   const char* kTma = "cp.async.bulk.tensor.{2,3}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 
@@ -367,7 +380,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dev_matrix));
   CUDA_CHECK(cudaFree(dev_out));
   std::printf("tma_check: loads: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
-  failed += check_stores(-1);
+  failed += check_stores(-1, &report);
   std::printf("tma_check: %s\n", failed ? "FAILED" : "all identical");
   return failed || !report.write() ? 1 : 0;
 }

@@ -290,7 +290,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
       switch_target = &o.predict;
     } else if (name == "--model-params") {
       // --model-params FILE (or =FILE): run the timing model with the file's parameters
-      // (timing.cpp has the format); alone: print the table and exit.
+      // (common/sim/timing_params.cpp has the format); alone: print the table and exit.
       if (has_value || (i + 1 < args.size() && !starts_with(args[i + 1], "--"))) {
         o.model_params_file = has_value ? value : args[++i];
         if (o.model_params_file.empty()) return fail("--model-params needs a file name after '='");

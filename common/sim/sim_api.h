@@ -25,7 +25,8 @@ struct Options {
                                         // 0: as many as shared memory, threads and CTA slots allow
   int max_resident_ctas = 8;           // the emulator's own cap on CTAs running at once (memory and
                                         // speed of the emulation; hardware may run more)
-  // The B200 timing model (common/sim/timing.cpp, docs/timing_model.md). With `timing`, threads
+  // The B200 timing model (common/sim/timing.cpp, its parameters common/sim/timing_params.cpp,
+  // docs/timing_model.md). With `timing`, threads
   // and asynchronous work run in the order of a model clock instead of the seeded random order,
   // every CTA of a wave is resident at once, and Stats::model_ns is the predicted kernel time.
   bool timing = false;
@@ -86,7 +87,7 @@ class GlobalAllocation {
 // The timing model's parameters as a Markdown table (quantity, value, unit, kind, source), for
 // docs/performance.md and `stepNN --model-params`.
 std::string model_parameters_markdown();
-// Reads a parameter file (`--model-params FILE`; format in timing.cpp) over the current table.
+// Reads a parameter file (`--model-params FILE`; format in timing_params.cpp) over the current table.
 // Returns "" on success, else "FILE:LINE: what is wrong" and leaves the table unchanged.
 std::string load_model_params(const std::string& path);
 // The value of the parameter of that name (as --model-params prints it); throws SimError if none.

@@ -18,150 +18,23 @@
 //    stores have drained; mbarrier waits resume a hand-off after the phase completes;
 //  * TMA stores: the SM's store path and L2 for their in-bounds sectors, as global stores; no
 //    parameter of their own (model_tma_store).
-// Every duration comes from the parameter table (B200 by default; load_model_params reads a
-// file, e.g. results/params_h100.txt); nothing depends on which step runs.
+// Every duration comes from the parameter table (timing_params.cpp: B200 by default;
+// load_model_params reads a file, e.g. results/params_h100.txt), read here through p() in the
+// units of the table and converted to ns; nothing depends on which step runs.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <tuple>
 #include <unordered_map>
 
 #include "internal.h"
+#include "timing_params.h"
 
 namespace tcsim {
 using namespace detail;
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Parameters. One set for every step; where no public figure exists the value is an estimate
-// and says how it was derived. Values in the units shown; converted to ns below.
-struct Param {
-  const char* name;
-  double value;
-  const char* unit;
-  const char* kind;  // spec, measured, derived, estimate
-  const char* source;
-};
-
-enum ParamId {
-  kClockGHz,
-  kMmaIssueCyclesPerN,
-  kMmaLatency128,
-  kMmaLatency64,
-  kMmaLatencyPair,
-  kSmemOperandBytesPerCycle,
-  kTmaLatencyNs,
-  kTmaSmBytesPerNs,
-  kL2BytesPerNs,
-  kHbmBytesPerNs,
-  kSectorBytes,
-  kInstructionCycles,
-  kWakeCycles,
-  kTmemLdBytesPerCycle,
-  kTmemLdLatencyCycles,
-  kStoreBytesPerCycle,
-  kStoreBufferBytes,
-  kRemoteArriveCycles,
-  kTmemAllocCycles,
-  kCtaLaunchNs,
-  kWarpMmaCycles,
-  kClcRoundTripNs,
-  kSms,
-  kPartialSectorCost,
-  kChipWriteLinesPerNs,
-  kChipWriteSectorsPerNs,
-  kFenceInitCycles,
-  kTmaBoxCycles,
-  kMbarHandoffCycles,
-  kTmaChipRequestsPerNs,
-  kGlobalAtomicCycles,
-  kNumParams
-};
-
-// The table the model runs with: kDefaultParams (the B200 set), or a file's values
-// (load_model_params, `--model-params FILE`).
-const Param kDefaultParams[kNumParams] = {
-    {"SM clock", 1.86, "GHz", "derived",
-     "2.25 PFLOPS dense BF16 (spec, glennklockwood.com/garden/processors/B200) / (148 SMs x 8192 FLOP/clk)"},
-    {"tcgen05.mma issue interval", 0.5, "cycles per unit of N", "measured",
-     "II = N/2 cycles for any K and type (SemiAnalysisAI/microbench-blackwell umma_throughput, umma_latency)"},
-    {"tcgen05.mma latency beyond II, M=128", 136, "cycles", "measured", "SemiAnalysis umma_latency fit (SS operands)"},
-    {"tcgen05.mma latency beyond II, M=64", 120, "cycles", "measured", "SemiAnalysis umma_latency fit (SS operands)"},
-    {"tcgen05.mma latency beyond II, cta_group::2", 134, "cycles", "measured",
-     "SemiAnalysis umma_latency: 130-138; the middle"},
-    {"MMA shared-memory operand read", 128, "B/cycle/SM", "derived",
-     "SS throughput below N=128 in SemiAnalysis umma_throughput (facts sheet)"},
-    {"TMA latency", 632, "ns", "derived",
-     "SemiAnalysis tma2d_latency, 1 CTA/SM, small tiles: 1413 cycles at 1.965 GHz = 719 ns (facts sheet; the raw medians scatter "
-     "490-1455 ns), less the per-box time below (82 ns) and a 1 KiB box's bytes (5 ns), which the model charges separately"},
-    {"TMA throughput of one SM", 204, "GB/s", "derived",
-     "bytes beyond the per-box time: 135 GB/s all-in for 32 KB boxes (StuartSul/gpu-experiments blackwell/098: 16 x 32 KB per SM "
-     "in 4.62 us less one latency; blackwell/094: 20.4 TB/s over 148 SMs = 138 GB/s) less the 34% per-box share (H100 split)"},
-    {"L2 bandwidth (chip)", 20400, "GB/s", "measured", "StuartSul/gpu-experiments blackwell/094 (TMA, working set <= ~80 MB)"},
-    {"HBM bandwidth (chip)", 7200, "GB/s", "measured", "SemiAnalysis tma2d_throughput (TMA from HBM)"},
-    {"global memory sector", 32, "B", "spec", "CUDA C++ Best Practices Guide: global accesses are served in 32-byte sectors"},
-    {"instruction issue", 1, "cycles", "estimate", "one warp instruction per cycle per scheduler"},
-    {"barrier wake-up", 20, "cycles", "estimate", "__syncthreads, cluster barrier, warp collectives (mbarrier waits: the hand-off below); not published"},
-    {"tcgen05.ld rate per sub-partition", 128, "B/cycle", "estimate",
-     "32 lanes x 4 B per cycle: one 32-bit register per lane per cycle; not published"},
-    {"tcgen05.ld latency", 30, "cycles", "estimate", "of the order of a shared-memory load; not published"},
-    {"global store rate of one SM", 32, "B/cycle", "measured",
-     "H100: one CTA storing full 32-byte sectors, 64 KiB in 1.03 us beyond setup = 1 sector per cycle at 1.98 GHz "
-     "(results/micro_h100.csv); carried per SM clock (risk: a wider B200 L1->L2 path)"},
-    {"store buffer of one SM", 2048, "B", "estimate",
-     "from the H100 store cases: a thread's last store returns about when its SM's stores have drained (one CTA: span 4.10 us, "
-     "drain 4.14 us); 4 warp instructions of 512 B keep the model's spans within 0.3 us of the GPU's; carried unchanged"},
-    {"remote mbarrier arrive", 675, "cycles", "measured",
-     "H100: a cluster-of-2 ping-pong through mapa takes 452 ns per hand-off, 341 ns more than in one CTA (675 cycles at 1.98 GHz); "
-     "carried per SM clock (risk: Blackwell's distributed shared memory path)"},
-    {"tcgen05.alloc", 100, "cycles", "estimate", "not published"},
-    {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
-    {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
-     "placeholder, not shared between warps, not published; --predict refuses step 00 (its global loads are not timed either)"},
-    {"clusterlaunchcontrol.try_cancel round trip", 600, "ns", "estimate",
-     "issue to response in shared memory: a request to the grid's launch scheduler and back, taken as about one "
-     "TMA latency (719 ns above) less the data; not published"},
-    {"SMs", 148, "SMs", "spec", "74 of 80 per die enabled (chipsandcheese B200 article); the SM count --predict runs with"},
-    {"store: partial-sector cost", 2.0, "full sectors", "measured",
-     "H100 (tests/gpu/micro.cu, results/micro_h100.csv): a 32-byte sector a warp store fills only partly costs 1.9x (one SM) "
-     "to 2.15x (all SMs) a full one; carried unchanged (a property of the L1/L2 write path; risk: Blackwell may merge partial writes better)"},
-    {"store: chip L2 write rate, lines", 382, "lines/ns", "measured",
-     "H100 303 lines/ns (128-byte lines per warp store instruction, fit of the one-wave store cases, results/micro_h100.csv) "
-     "x 1.26 = B200/H100 L2 read bandwidth (20.4 TB/s published / 16.2 TB/s H100 TMA, facts sheet); risk: B200's two-die L2"},
-    {"store: chip L2 write rate, sectors", 261, "sectors/ns", "measured",
-     "H100 207 full 32-byte sectors/ns (6.6 TB/s, same fit) x 1.26 (same rule and risk)"},
-    {"CTA setup: fence.mbarrier_init", 400, "cycles", "measured",
-     "H100: 16 mbarrier.init + fence + __syncthreads take 206 ns per CTA (408 cycles at 1.98 GHz; globaltimer steps of 32 ns); "
-     "carried per SM clock"},
-    {"TMA: SM time per box", 153, "cycles", "derived",
-     "H100: 131 ns per box + bytes / 129 GB/s fits boxes of 4-32 KiB within 2% (results/micro_h100.csv); B200: the published "
-     "all-in 135 GB/s for 32 KB boxes (242.7 ns) split in the H100's proportion, 34% per box = 82 ns; risk: the split is Hopper's"},
-    {"mbarrier hand-off", 220, "cycles", "measured",
-     "H100: arrive -> blocked try_wait loop resumes, 111 ns (ping-pong of two warps, 1000 round trips) = 220 cycles at 1.98 GHz; "
-     "carried per SM clock"},
-    {"TMA: chip L2 requests", 218, "requests/ns", "measured",
-     "H100: 16-byte-wide rows from every SM, 173 rows/ns (each row one request; results/micro_h100.csv) x 1.26 "
-     "(B200/H100 L2 read bandwidth, as for stores); risk: the same"},
-    {"global atomic round trip", 600, "cycles", "estimate",
-     "atom.acq_rel.gpu: an L2 round trip plus the release's wait for earlier stores; not published for B200"},
-};
-
-Param g_params[kNumParams];
-std::vector<std::string> g_param_sources;  // storage for sources read from a file
-bool g_params_ready = false;
-void ensure_params() {
-  if (g_params_ready) return;
-  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
-  g_params_ready = true;
-}
-
-double p(ParamId id) {
-  ensure_params();
-  return g_params[id].value;
-}
 double cyc(double cycles) { return cycles / p(kClockGHz); }  // cycles -> ns
 
 // ---------------------------------------------------------------------------------------------
@@ -529,98 +402,5 @@ void trace_phase(const char* name, bool begin, bool draw, SrcLoc at) {
 const tcg::trace::Trace& last_trace() { return g_trace; }
 
 double model_now_ns() { return g_sched && g_sched->timed && g_sched->cur ? g_sched->cur->t : -1.0; }
-
-std::string model_parameters_markdown() {
-  std::string out = "| parameter | value | unit | kind | source |\n|---|---|---|---|---|\n";
-  char v[32];
-  ensure_params();
-  for (const Param& q : g_params) {
-    snprintf(v, sizeof v, "%g", q.value);
-    out += std::string("| ") + q.name + " | " + v + " | " + q.unit + " | " + q.kind + " | " + q.source + " |\n";
-  }
-  return out;
-}
-
-}  // namespace tcsim
-
-namespace tcsim {
-
-// A parameter file: one parameter a line, `name = value` or `name = value ; kind ; source`, with
-// the names --model-params prints; `#` starts a comment line; parameters not named keep their B200
-// value. Every line is checked before any value is taken, so a bad file changes nothing.
-std::string load_model_params(const std::string& path) {
-  ensure_params();
-  std::ifstream in(path);
-  if (!in) return "--model-params: cannot read '" + path + "'";
-  Param next[kNumParams];
-  for (int i = 0; i < kNumParams; ++i) next[i] = g_params[i];
-  std::vector<std::string> sources;
-  sources.reserve(2 * kNumParams);
-  std::string line;
-  int lineno = 0;
-  auto trim = [](std::string x) {
-    const size_t a = x.find_first_not_of(" \t\r"), b = x.find_last_not_of(" \t\r");
-    return a == std::string::npos ? std::string() : x.substr(a, b - a + 1);
-  };
-  std::vector<std::pair<int, std::array<std::string, 2>>> texts;
-  while (std::getline(in, line)) {
-    ++lineno;
-    const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    const std::string where = path + ":" + std::to_string(lineno) + ": ";
-    const size_t eq = t.find('=');
-    if (eq == std::string::npos) return where + "expected 'name = value', got '" + t + "'";
-    const std::string name = trim(t.substr(0, eq));
-    std::string rest = t.substr(eq + 1), kind, source;
-    const size_t semi = rest.find(';');
-    if (semi != std::string::npos) {
-      const std::string tail = rest.substr(semi + 1);
-      rest = rest.substr(0, semi);
-      const size_t semi2 = tail.find(';');
-      kind = trim(tail.substr(0, semi2));
-      source = semi2 == std::string::npos ? "" : trim(tail.substr(semi2 + 1));
-    }
-    int id = -1;
-    for (int i = 0; i < kNumParams; ++i)
-      if (name == kDefaultParams[i].name) id = i;
-    if (id < 0) return where + "unknown parameter '" + name + "' (--model-params prints the names)";
-    const std::string v = trim(rest);
-    char* end = nullptr;
-    const double value = std::strtod(v.c_str(), &end);
-    if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(value) || value < 0)
-      return where + "'" + v + "' is not a non-negative number (parameter '" + name + "')";
-    if ((id == kClockGHz || id == kSms || id == kL2BytesPerNs || id == kHbmBytesPerNs || id == kTmaSmBytesPerNs ||
-         id == kStoreBytesPerCycle || id == kChipWriteSectorsPerNs || id == kChipWriteLinesPerNs || id == kTmaChipRequestsPerNs || id == kTmemLdBytesPerCycle ||
-         id == kSmemOperandBytesPerCycle || id == kSectorBytes) && value == 0)
-      return where + "parameter '" + name + "' is a rate or a count and cannot be 0";
-    if (kind.size() && kind != "spec" && kind != "measured" && kind != "derived" && kind != "estimate")
-      return where + "kind '" + kind + "' is not one of spec, measured, derived, estimate";
-    next[id].value = value;
-    texts.push_back({id, {kind, source}});
-  }
-  g_param_sources.clear();
-  g_param_sources.reserve(2 * texts.size());
-  for (auto& [id, ks] : texts) {
-    g_param_sources.push_back(ks[0]);
-    if (!ks[0].empty()) next[id].kind = g_param_sources.back().c_str();
-    g_param_sources.push_back(ks[1]);
-    if (!ks[1].empty()) next[id].source = g_param_sources.back().c_str();
-  }
-  for (int i = 0; i < kNumParams; ++i) g_params[i] = next[i];
-  return "";
-}
-
-double model_param(const std::string& name) {
-  ensure_params();
-  for (const Param& q : g_params)
-    if (name == q.name) return q.value;
-  throw SimError("tcsim: no timing-model parameter named '" + name + "'");
-}
-
-void reset_model_params() {
-  ensure_params();
-  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
-  g_param_sources.clear();
-}
 
 }  // namespace tcsim

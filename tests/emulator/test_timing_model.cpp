@@ -83,7 +83,7 @@ double table_value(const std::string& name) {
 void expect_param(const std::string& name, double assumed, const std::string& unit) {
   const double v = table_value(name);
   CHECK_MESSAGE(v == assumed, "timing-model parameter \"" << name << "\" is " << v << " " << unit
-                                                          << " in common/sim/timing.cpp, but the hand-computed "
+                                                          << " in common/sim/timing_params.cpp, but the hand-computed "
                                                              "expectations of tests/emulator/test_timing_model.cpp assume "
                                                           << assumed << " " << unit
                                                           << "; update those numbers together with the parameter");

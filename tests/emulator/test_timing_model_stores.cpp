@@ -1,6 +1,7 @@
 // test_timing_model_stores.cpp — the timing model's calibrated mechanisms (common/sim/timing.cpp):
 // global stores charged per warp instruction, a thread's exit waiting for its stores to drain,
-// the CTA setup cost of fence.mbarrier_init, and parameter files (`--model-params FILE`).
+// the CTA setup cost of fence.mbarrier_init, and parameter files (`--model-params FILE`, read by
+// common/sim/timing_params.cpp).
 //
 // Expected values are worked out by hand from the parameter values below (B200 table); a case in
 // tests/emulator/test_timing_model.cpp pins the shared ones, this file pins its own.

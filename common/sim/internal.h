@@ -13,9 +13,14 @@
 // tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
 // mma_block_scaled.cpp (tcgen05.cp, tcgen05.mma kind::mxf4nvf4), tmem_hazards.cpp (the ordering
 // of asynchronous tcgen05 operations and their TMEM hazards), global_memory.cpp (the registry of
-// global allocations and the bounds of raw global accesses),
+// global allocations and the bounds of raw global accesses), global_order.cpp (global memory
+// ordering between threads),
 // warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence),
-// clc.cpp (cluster launch control).
+// clc.cpp (cluster launch control), timing.cpp (the B200 timing model and the trace),
+// timing_params.cpp (the timing model's parameter table and parameter files).
+// Headers: this one; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
+// model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
+// timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
 #include <setjmp.h>
 #include <ucontext.h>
@@ -34,6 +39,8 @@
 
 #include "../descriptors.h"
 #include "sim.h"
+#include "timing.h"
+#include "tmem_hazards.h"
 
 namespace tcsim {
 namespace detail {
@@ -76,25 +83,7 @@ struct Cluster;
 // notifies its queue when its state changes, so waking is proportional to the waiters.
 using WaitQueue = std::vector<Fiber*>;
 
-// ---- ordering of asynchronous tcgen05 operations (tmem_hazards.cpp; PTX ISA §9.7.16.6)
-// What a thread knows about the tcgen05 operations of another "agent" (a thread that issues
-// mma / cp, or a warp that issues tcgen05.ld, named by its lane 0): how many of its mma / cp
-// (`issued`) and tcgen05.ld (`ld_issued`) were issued before a synchronisation this thread is
-// ordered after, how many of its tcgen05.commit are known to have arrived (`committed`: every
-// mma / cp issued before that commit has completed), and how many tcgen05.wait::ld (`ld_waited`).
-struct TcKnown {
-  uint32_t agent = 0, issued = 0, committed = 0, ld_issued = 0, ld_waited = 0;
-};
-// A sparse vector clock of TcKnown (sorted by agent). Synchronisations carry it: an mbarrier
-// arrive, a bar.sync / cluster barrier arrival or a commit's arrival joins the releasing thread's
-// clock into the object's, and a completed wait joins the object's clock into the waiter's.
-struct TcClock {
-  std::vector<TcKnown> e;
-  const TcKnown* find(uint32_t agent) const;
-  TcKnown& at(uint32_t agent);
-  void join(const TcClock& o);
-  void clear() { e.clear(); }
-};
+// The ordering of asynchronous tcgen05 operations (TcClock, TcOp, TmemUse, tc_issue): tmem_hazards.h.
 
 struct Mbar {
   uint32_t phase = 0;
@@ -147,34 +136,6 @@ struct LdBatch {
   // TMEM too early lets the next MMA overwrite it first.
   bool deferred = false;
   double t_done = 0;  // timing model: when the registers are written
-};
-
-enum class TcKind : uint8_t { kMma, kCp, kLd };
-
-// One asynchronous tcgen05 operation, from its issue until no thread can conflict with it any
-// more. `seq` numbers the agent's mma / cp (1, 2, ...); `need` is the value of `committed`
-// (mma / cp: the index of the first commit after it) or `ld_waited` (ld) that completes it.
-struct TcOp {
-  TcKind kind = TcKind::kMma;
-  const char* name = "";
-  int cta_group = 1;
-  uint32_t d_tmem = 0, m = 0, n = 0;  // MMA: accumulator address and shape (pipelining, §9.7.16.6.2)
-  int mma_kind = 0;                   // MMA: 0 kind::f16, 1 kind::mxf4nvf4
-  Fiber* issuer = nullptr;            // the issuing thread (ld: the warp's lane that performed it)
-  Cta* cta = nullptr;                 // the issuer's CTA
-  int warp = 0;
-  uint32_t agent = 0, seq = 0, need = 0;
-  SrcLoc at{};
-  bool done = false;                  // performed by the emulator (data moved)
-};
-
-// The TMEM cells one operation reads or writes: a set of lanes x a column range of one CTA.
-struct TmemUse {
-  std::shared_ptr<TcOp> op;
-  uint64_t lanes[2] = {0, 0};  // bit l: lane l
-  uint32_t col0 = 0, ncols = 0;
-  bool write = false;
-  const char* role = "";  // "D", "the scale factors of A", "destination", "source"
 };
 
 // TMA stores and bulk groups (tma_store.cpp): a store in flight, and a committed bulk group of
@@ -416,50 +377,8 @@ struct Scheduler {
 
 extern Scheduler* g_sched;
 
-// ---- timing model (timing.cpp; docs/timing_model.md)
+// ---- timing model (timing.h has its declarations; timing.cpp, docs/timing_model.md)
 inline bool timed() { return g_sched && g_sched->timed; }
-void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp);
-// The running thread spends `ns` (an instruction's issue cost, a stall); it yields when its clock
-// passes the horizon, so that events stay in time order.
-void model_spend(Fiber& f, double ns);
-double ns_per_instruction();
-double wake_ns();
-double wake_ns(const char* wait_label);  // the wake-up of this waiter (mbarrier waits: the hand-off)
-// Completion times of asynchronous work issued now by the running thread (all in ns).
-struct TmaRows {  // one TMA box / bulk copy, as the memory system sees it
-  uint64_t bytes = 0;                  // delivered (complete_tx) bytes
-  std::vector<std::pair<uint64_t, uint32_t>> segments;  // in-bounds global (address, length) runs
-};
-double model_copy(Cta& dst, const TmaRows& rows);
-double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t k_bytes_a, uint32_t k_bytes_b, bool pair);
-double model_tcgen05_cp(Cta& cta, uint32_t bytes);
-double model_tmem_ld(Cta& cta, int warp, uint32_t bytes);
-void model_global_access(Fiber& f, uint32_t bytes, bool store);
-double model_remote_arrive_ns();
-double model_warp_mma(Cta& cta);
-double model_tmem_alloc_ns();
-double model_cta_launch_ns();
-double model_clc_ns();  // one clusterlaunchcontrol.try_cancel round trip
-// Global stores per warp instruction (timing.cpp): the charge of one instruction given the bytes
-// it writes in each 32-byte sector; model_global_store joins a lane's store to its warp's
-// instruction; model_thread_exit waits for the thread's stores to drain before it exits.
-struct StoreCharge {
-  double lines = 0, sector_units = 0;  // 128-byte lines touched; sectors, partial ones weighted
-  double sm_ns = 0, chip_ns = 0;       // time on the SM's store path and on the chip's L2 write path
-};
-StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes);
-void model_global_store(Fiber& f, const void* addr, uint32_t bytes);
-void model_thread_exit(Fiber& f);
-double model_fence_init_ns();          // fence.mbarrier_init (CTA setup)
-void model_global_atomic(Fiber& f);  // an atom on global memory: one L2 round trip
-// Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
-bool trace_cta(const Cta& cta);
-uint32_t linear_cta(const Cta& cta);
-void trace_span(const Cta& cta, int track, const std::string& name, const char* cat, double t0, double t1);
-void trace_async(const Cta& cta, const char* engine, const std::string& name, const char* cat, double t0, double t1);
-void trace_store_flush(Fiber& f);
-void trace_begin_launch(Scheduler& s);
-void trace_end_launch(Scheduler& s);
 
 // ---- global memory ordering between threads (global_order.cpp)
 void global_order_reset();  // at each launch
@@ -593,36 +512,11 @@ std::vector<std::pair<uint64_t, uint32_t>> box_segments(const Map& m, const int3
 void check_box_in_allocation(const std::vector<std::pair<uint64_t, uint32_t>>& rows, const char* what);
 // The running thread exits: it must have committed its TMA stores and waited for their reads.
 void bulk_thread_exited(Fiber& f);
-double model_tma_store(Cta& src, const TmaRows& rows, double* t_read);
 
 // ---- numbers (mma.cpp)
 float f16_bits_to_float(uint16_t h, bool bf16);
 // ---- descriptors (mma.cpp): fixed bits, reserved bits, layout type, swizzle-repeat alignment
 void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw);
-
-// ---- ordering of asynchronous tcgen05 operations (tmem_hazards.cpp)
-// A thread's clock as it releases it (its own issue count included), and acquiring one.
-const TcClock& tc_release_clock(Fiber& f);
-void tc_acquire(Fiber& f, const TcClock& c);
-// The lanes [lane0, lane0 + n) as a TmemUse lane mask; or_lanes adds them to one.
-void or_lanes(uint64_t (&lanes)[2], uint32_t lane0, uint32_t n);
-// An async tcgen05 operation is being issued by `by` (one thread; for tcgen05.ld the 32 lanes of
-// the warp): checks every TMEM cell it touches against the operations that may still be in flight
-// (PTX ISA §9.7.16.6.2, §9.7.16.6.4) and fails with a hazard report unless each overlapping pair
-// with a write is ordered: the earlier one is known complete to the issuing thread (commit +
-// mbarrier wait, wait::ld), or the pair is pipelined and the earlier one issue-ordered before this
-// one (same thread, or fence + synchronisation + fence). Records the operation's cells. Returns
-// the operation; `after` receives other threads' pipelined predecessors not yet performed, which
-// its performing must run first (tc_perform_first).
-std::shared_ptr<TcOp> tc_issue(TcOp op, std::vector<std::pair<Cta*, TmemUse>> uses, const std::vector<Fiber*>& by,
-                               std::vector<std::shared_ptr<TcOp>>* after);
-void tc_perform_first(const std::vector<std::shared_ptr<TcOp>>& after);
-// tcgen05.commit issued by `f`: its index, and the clock its arrivals carry.
-std::shared_ptr<const TcClock> tc_commit_clock(Fiber& f);
-// tcgen05.wait::ld by a lane of `warp`: its lds are complete as far as it knows.
-void tc_ld_waited(Fiber& f);
-// tcgen05.dealloc: no operation on these columns can matter any more.
-void tc_forget_columns(Cta& cta, uint32_t col0, uint32_t ncols);
 
 // ---- global memory (global_memory.cpp)
 // Fails with a memcheck-style report (the instruction, the range, the nearest allocation and how

@@ -1,0 +1,67 @@
+// timing.h — the B200 timing model as the rest of the emulator calls it (timing.cpp;
+// docs/timing_model.md): the time the running thread spends, the completion times of the
+// asynchronous work it issues, global stores per warp instruction, and the trace. internal.h
+// includes it (kernels and the harness never do); the parameters are timing_params.h's.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace tcsim {
+namespace detail {
+
+struct Cta;
+struct Fiber;
+struct Scheduler;
+
+// Pushes an event on the heap of a timed launch (Scheduler::heap; `kind` as in Scheduler::Event).
+void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp);
+// The running thread spends `ns` (an instruction's issue cost, a stall); it yields when its clock
+// passes the horizon, so that events stay in time order.
+void model_spend(Fiber& f, double ns);
+double ns_per_instruction();
+double wake_ns();
+double wake_ns(const char* wait_label);  // the wake-up of this waiter (mbarrier waits: the hand-off)
+// Completion times of asynchronous work issued now by the running thread (all in ns).
+struct TmaRows {  // one TMA box / bulk copy, as the memory system sees it
+  uint64_t bytes = 0;                  // delivered (complete_tx) bytes
+  std::vector<std::pair<uint64_t, uint32_t>> segments;  // in-bounds global (address, length) runs
+};
+double model_copy(Cta& dst, const TmaRows& rows);
+// A TMA store of `src` (tma_store.cpp): completes, and has read its source (*t_read), once the
+// SM's store path and the chip's L2 write path have taken its in-bounds sectors.
+double model_tma_store(Cta& src, const TmaRows& rows, double* t_read);
+double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t k_bytes_a, uint32_t k_bytes_b, bool pair);
+double model_tcgen05_cp(Cta& cta, uint32_t bytes);
+double model_tmem_ld(Cta& cta, int warp, uint32_t bytes);
+void model_global_access(Fiber& f, uint32_t bytes, bool store);
+double model_remote_arrive_ns();
+double model_warp_mma(Cta& cta);
+double model_tmem_alloc_ns();
+double model_cta_launch_ns();
+double model_clc_ns();  // one clusterlaunchcontrol.try_cancel round trip
+// Global stores per warp instruction (timing.cpp): the charge of one instruction given the bytes
+// it writes in each 32-byte sector; model_global_store joins a lane's store to its warp's
+// instruction; model_thread_exit waits for the thread's stores to drain before it exits.
+struct StoreCharge {
+  double lines = 0, sector_units = 0;  // 128-byte lines touched; sectors, partial ones weighted
+  double sm_ns = 0, chip_ns = 0;       // time on the SM's store path and on the chip's L2 write path
+};
+StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes);
+void model_global_store(Fiber& f, const void* addr, uint32_t bytes);
+void model_thread_exit(Fiber& f);
+double model_fence_init_ns();          // fence.mbarrier_init (CTA setup)
+void model_global_atomic(Fiber& f);  // an atom on global memory: one L2 round trip
+// Trace (lane 0 of each warp of the traced CTAs; async engines per CTA).
+bool trace_cta(const Cta& cta);
+uint32_t linear_cta(const Cta& cta);
+void trace_span(const Cta& cta, int track, const std::string& name, const char* cat, double t0, double t1);
+void trace_async(const Cta& cta, const char* engine, const std::string& name, const char* cat, double t0, double t1);
+void trace_store_flush(Fiber& f);
+void trace_begin_launch(Scheduler& s);
+void trace_end_launch(Scheduler& s);
+
+}  // namespace detail
+}  // namespace tcsim

@@ -77,10 +77,11 @@
 //   in the same model (estimates, not built): a 3-D box covering two k-tiles (one 32 KiB A box,
 //   one B box, 4 KiB scale copies: 345 ns per k-tile, -32%); C through shared memory and a TMA
 //   store (full sectors: 0.55 us instead of 2.2, step 08); TMA multicast of A and SFA within a
-//   cluster of 2 along N, issued by the two CTAs in turn (the model charges a multicast box once:
-//   3 copies and 27 KiB per k-tile per CTA, 382 ns, -25%); BLOCK_N = 64 (twice the tiles, half
-//   the partial and C bytes: 4 copies and 27 KiB per k-tile, 465 ns; the scale path here assumes
-//   128-row SFB atoms, so it is not a constant to change).
+//   cluster of 2 along N, issued by the two CTAs in turn (3 copies and 27 KiB per k-tile per CTA,
+//   382 ns, -25%, if the issuer pays a multicast box once; the model, uncalibrated there, charges
+//   it to the lowest-ranked destination's SM, which keeps 510 ns); BLOCK_N = 64 (twice the
+//   tiles, half the partial and C bytes: 4 copies and 27 KiB per k-tile, 465 ns; the scale path
+//   here assumes 128-row SFB atoms, so it is not a constant to change).
 //
 // SHARED MEMORY, TMEM: step 07's (6 stages of 36 KiB, 217.1 KiB; 512 TMEM columns), plus a 4-byte
 //   "this CTA reduces" flag. A 7th stage does not fit (253 KiB), and would not help: a stage is

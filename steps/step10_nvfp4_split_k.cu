@@ -7,9 +7,9 @@
 //     [s * q + min(s, r), +q + (s < r)) with q, r = k_tiles / S, k_tiles % S, so the k-tiles are
 //     shared out as evenly as they can be and the tail k-tile (1..4 k-steps) is in the last split.
 //     The grid is tiles x S CTAs: CTA b is split b / tiles of tile b % tiles.
-//   * S is chosen at launch: S = min(num_sms / tiles, k_tiles / 8, kMaxSplits = 4), at least 1:
-//     one wave of CTAs, and every split streams at least 8 k-tiles (see SPLIT OR NOT below).
-//     S = 1 is step 07 exactly: C straight from TMEM, no workspace.
+//   * S is chosen at launch (splits_for): at most one wave (tiles x S <= SMs), at most one split
+//     per k-tile, and among those the S for which the reducing CTA finishes first in the timing
+//     model (SPLIT OR NOT below). S = 1 is step 07 exactly: C straight from TMEM, no workspace.
 //   * With S > 1 every CTA writes its FP32 partial tile (64 KiB) to its own slot of a global
 //     workspace (StepSpec::workspace, allocated by the harness), then the epilogue warps meet at a
 //     named barrier and one thread adds 1 to the tile's counter with atom.acq_rel.gpu. The CTA
@@ -29,46 +29,66 @@
 //   run. Here the order is fixed by split index, whoever reduces. The price: the reducing CTA
 //   cannot add a partial as it arrives; every CTA, the last one included, writes its whole
 //   partial (it learns that it is last only after its release), and the last one reads S - 1 of
-//   them back: (S - 1) x 64 KiB through one SM, 0.55 us each at the model's 64 B/cycle store
-//   path (an estimate). That tail is what keeps S small (kMaxSplits = 4).
+//   them back: (S - 1) x 64 KiB through one SM, 1.10 us each at the model's 32 B/cycle per SM
+//   (H100-measured, docs/timing_model.md). That tail is what keeps S small.
 //
-// SPLIT OR NOT (the B200 timing model's figures, --predict; the parameters are docs/timing_model.md's)
-//   A k-tile costs a CTA 36 KiB / 135 GB/s = 0.27 us of TMA streaming. A split adds to the
-//   reducing CTA: its own 64 KiB partial written (0.55 us), one atom round trip (600 cycles,
-//   0.32 us, an estimate), and 64 KiB read per other split (0.55 us), about 1.4 us for S = 2,
-//   i.e. 5 k-tiles. Halving 8 k-tiles saves only 4: on 128 x 7168 x 2048, S = 2 predicts
-//   4.28 us against 3.76 us unsplit. Hence at least 8 k-tiles per split. Measured in the model
-//   with S capped at 2 / 3 / 4: 128 x 4096 x 7168 takes 6.74 / 6.23 / 6.54 us, so S = 3 there;
-//   128 x 7168 x 16384 takes 12.39 us with S = 2 (the SM count allows no more).
+// WHAT A K-TILE COSTS (the B200 timing model, docs/timing_model.md, `./step10 --model-params`)
+//   A k-tile is four copies on the CTA's SM's TMA unit: the A box and the B box (128 rows x 128 B,
+//   16 KiB each) and the SFA and SFB bulk copies (2 KiB each). The model charges 153 cycles per
+//   copy plus the bytes at 204 GB/s: 4 x 82 ns + 36 KiB / 204 GB/s = 329 + 181 = 510 ns. Two
+//   thirds of it is per-copy time, and the two 2 KiB scale copies take 36% of it for 11% of the
+//   bytes. The first copies land one TMA latency (632 ns) after the setup (0.26 us).
 //
-// WHY: BYTES PER SM (published B200 figures: 8 TB/s HBM spec; model: 7.2 TB/s HBM, 135 GB/s of
-// TMA per SM; docs/timing_model.md). Every CTA streams 36 KiB per k-tile (A 16 KiB, B 16 KiB,
-// scales 4 KiB) through its SM's TMA unit.
-//   128 x 7168 x 16384: 56 tiles, 64 k-tiles, 67.2 MB of operands. Step 07: 56 SMs x 64 k-tiles
-//     x 36 KiB = 2.36 MB per SM = 17.5 us at 135 GB/s. S = 2 (112 CTAs): 1.18 MB per SM = 8.7 us,
-//     under the HBM floor 67.2 MB / 7.2 TB/s = 9.3 us: HBM-bound, as the shape should be.
-//   128 x 4096 x 7168: 32 tiles, 28 k-tiles, 17.0 MB. Step 07: 1.03 MB per SM = 7.6 us. S = 3
-//     (96 CTAs): 10 k-tiles = 369 KB per SM = 2.7 us; HBM floor 2.4 us. (S = 4: 7 k-tiles,
-//     1.9 us, but a 4th partial to read.)
-//   128 x 7168 x 2048: 56 tiles, 8 k-tiles, 8.4 MB. Step 07: 295 KB per SM = 2.2 us. S = 2
-//     would give 147 KB = 1.1 us (HBM floor 1.2 us), but the reduction costs more than the
-//     4 k-tiles it saves (SPLIT OR NOT): S = 1, step 07's kernel.
-//   A stream-K walk (148 CTAs, each k_tiles x tiles / 148 k-tiles: 24.2, 6.1, 3.0) would lower
-//   the per-SM bytes below what S gives (32, 10, 8 k-tiles), but every CTA of it ends in a
-//   partial tile: the same reduction tail, on every SM instead of S - 1 of S, plus work units
-//   that span tiles and CTAs that own two partial tiles. The first shape is at the HBM floor
-//   already; on the other two the tail, not the streaming, is what a cheaper reduction must cut.
-//   TMA multicast of A (16 of the 36 KiB) in a cluster along N would cut the per-SM bytes by 44%,
-//   but the first shape is HBM-bound and the other two are bound by the TMA latency (0.72 us per
-//   CTA, once) and the reduction tail, which multicast does not shorten; left for later.
-//   BLOCK_N = 64 doubles the CTAs per tile row but halves the B bytes per A byte (A 16 KiB + B
-//   8 KiB per k-tile): more SMs busy for the same per-SM time as S = 2, and a half-atom scale
-//   layout for SFB; not worth it when S already fills the SMs.
+// SPLIT OR NOT (model figures, in k-tiles of 510 ns)
+//   Splitting saves streaming on every CTA: ceil(k_tiles / S) k-tiles instead of k_tiles. It adds
+//   to the reducing CTA, after its mainloop: its own 64 KiB partial written (2048 full sectors at
+//   1 per cycle: 1.10 us = 2.2 k-tiles), the atom (600 cycles, an estimate: 0.32 us = 0.6 k-tile)
+//   and S - 1 partials read (2.2 k-tiles each): 0.6 + 2.2 S k-tiles (kAtomTenths, kPartialTenths).
+//   The C store (2.2 us) is the same for every S. splits_for takes the S with the least sum.
+//   Measured in the model (`./step10 --predict`, S forced by a local edit; * = two waves):
+//     S                          1      2      3      4      5      6
+//     128 x 7168 x 16384     36.42  22.66  32.04* 28.16*                  us: S = 2 (SM count)
+//     128 x 4096 x 7168      18.06  13.47  12.60  12.21  18.07* 18.62*    us: S = 4
+//     128 x 7168 x 2048       7.87   8.39  13.35* 13.96*                  us: S = 1
+//     128 x 2048 x 16384                   18.69  16.69  16.34  16.43     us: S = 5 (S = 8: 17.12)
+//     128 x 7168 x 2560 / 3072 / 3584 (10 / 12 / 14 k-tiles): S = 1 8.89 / 9.91 / 10.93,
+//       S = 2 8.90 / 9.41 / 9.92: a split pays from 12 k-tiles (10 ceil(kt/2) + 50 < 10 kt).
+//   The rule's estimate matches these steps within 0.1 us: S = 3 -> 4 on the second shape saves
+//   3 k-tiles (1.53 us) and costs 2.2 (1.1 us): -0.39 us measured, -0.41 estimated. The old rule
+//   (at least 8 k-tiles per split, S <= 4) chose S = 3 there; a second wave never paid.
+//
+// WHAT BOUNDS IT (model; speed of light (SOL) and cuBLASLt: published, results/published_b200.csv)
+//   128 x 7168 x 16384, S = 2, 112 CTAs of 32 k-tiles: 22.66 us = 2.52 x SOL (8.994 us). The
+//     SMs' TMA units: 0.26 + 0.63 + 32 x 0.510 = 17.2 us until the last copy lands (the
+//     streaming is 72% of the time), then the partial (1.1 us), the atom, one partial read
+//     (1.1 us) and C (2.2 us). HBM is not the bound: each CTA brings 18 KiB of new bytes per
+//     k-tile (B and SFB; A and SFA come from L2 after the first tile reads them),
+//     112 x 18 KiB / 510 ns = 4.0 TB/s of the 7.2.
+//     Even 148 SMs sharing the 3584 k-tiles evenly would stream 24.2 k-tiles = 12.35 us each.
+//   128 x 4096 x 7168, S = 4, 128 CTAs of 7 k-tiles: 12.21 us = 5.19 x SOL (2.354 us). The
+//     mainloop ends at 4.9 us; the reducer's tail (partial out, atom, 3 partials in, C) runs to
+//     11.8 us: 56% of the time.
+//   128 x 7168 x 2048, S = 1, 56 CTAs of 8 k-tiles: 7.87 us = 5.90 x SOL (1.333 us). Streaming
+//     4.08 us (52%); C stored one row per thread, 16-byte chunks in half-filled sectors (64 warp
+//     instructions x 64 cycles = 2.2 us; 5.46 to 7.54 us in the trace, 26%); setup and latency
+//     0.9 us.
+//   cuBLASLt (published): 22.4 / 12.5 / 8.49 us; step 10 (model) is at 1.01 / 0.98 / 0.93 x.
+//   Not reachable by a rule or a constant: 1.5 x SOL (13.5 / 3.5 / 2.0 us). What would move it,
+//   in the same model (estimates, not built): a 3-D box covering two k-tiles (one 32 KiB A box,
+//   one B box, 4 KiB scale copies: 345 ns per k-tile, -32%); C through shared memory and a TMA
+//   store (full sectors: 0.55 us instead of 2.2, step 08); TMA multicast of A and SFA within a
+//   cluster of 2 along N, issued by the two CTAs in turn (3 copies and 27 KiB per k-tile per CTA,
+//   382 ns, -25%, if the issuer pays a multicast box once; the model, uncalibrated there, charges
+//   it to the lowest-ranked destination's SM, which keeps 510 ns); BLOCK_N = 64 (twice the
+//   tiles, half the partial and C bytes: 4 copies and 27 KiB per k-tile, 465 ns; the scale path
+//   here assumes 128-row SFB atoms, so it is not a constant to change).
 //
 // SHARED MEMORY, TMEM: step 07's (6 stages of 36 KiB, 217.1 KiB; 512 TMEM columns), plus a 4-byte
-//   "this CTA reduces" flag. A deeper ring is not possible (a 7th stage needs 253 KiB), nor would
-//   it help: the first shape is HBM-bound, and on the other two a CTA's 8-10 k-tiles nearly all
-//   fit in the 6 stages at once.
+//   "this CTA reduces" flag. A 7th stage does not fit (253 KiB), and would not help: a stage is
+//   back in 510 + 632 ns of TMA + two hand-offs of 118 ns, about 2.7 stages' streaming. Measured
+//   in the model with 2 / 3 / 4 / 5 / 6 stages: 31.69 / 25.60 / 22.81 / 22.66 / 22.66 us (first
+//   shape), 14.43 / 13.10 / 12.36 / 12.21 / 12.21 (second), 9.63 / 8.02 / 7.87 / 7.87 / 7.87
+//   (third).
 //
 // CONSTRAINTS
 //   As step 07: any M, N >= 1, K a multiple of 64. Workspace: 4 bytes per tile (counters, zero
@@ -93,8 +113,9 @@ constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per stage
 constexpr int NUM_STAGES = 6;
 constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
 constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
-constexpr int kMaxSplits = 4;          // each split beyond the second adds 64 KiB to the reducer's reads
-constexpr int kMinKTilesPerSplit = 8;  // 288 KiB of operands per split for the <= 2 x 64 KiB of partials it adds
+// The split rule's costs in tenths of a k-tile's streaming (510 ns in the model; SPLIT OR NOT):
+constexpr int kPartialTenths = 22;     // a 64 KiB partial through the SM's 32 B/cycle path: 1.10 us
+constexpr int kAtomTenths = 6;         // the counter's atom.acq_rel round trip: 600 cycles, 0.32 us
 constexpr uint32_t EPILOGUE_BAR = 1;   // named barrier of the 4 epilogue warps (0 is __syncthreads)
 constexpr uint32_t EPILOGUE_THREADS = 128;
 
@@ -141,15 +162,21 @@ __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32
 }
 __host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(tiles) * 4 + 255) / 256 * 256; }
 
-// S: enough CTAs for the SMs, each split at least kMinKTilesPerSplit k-tiles, at most kMaxSplits.
+// S: at most one wave (tiles x S <= SMs) and one k-tile per split; among those, the S with the
+// least streaming + reduction tail on the reducing SM, ceil(k_tiles / S) k-tiles + (S > 1:
+// its partial out, the atom, S - 1 partials in); a tie keeps the smaller S.
+__host__ __device__ constexpr int tail_tenths(int s) { return s > 1 ? kAtomTenths + s * kPartialTenths : 0; }
 __host__ __device__ constexpr int splits_for(int tiles, int k_tiles, int sms) {
-  int s = sms / tiles;
-  if (s > k_tiles / kMinKTilesPerSplit) s = k_tiles / kMinKTilesPerSplit;
-  if (s > kMaxSplits) s = kMaxSplits;
-  return s < 1 ? 1 : s;
+  const int most = sms / tiles < k_tiles ? sms / tiles : k_tiles;
+  int best = 1;
+  for (int s = 2; s <= most; ++s)
+    if (10 * ceil_div(k_tiles, s) + tail_tenths(s) < 10 * ceil_div(k_tiles, best) + tail_tenths(best)) best = s;
+  return best;
 }
-static_assert(splits_for(56, 64, 148) == 2 && splits_for(32, 28, 148) == 3 && splits_for(56, 8, 148) == 1,
+static_assert(splits_for(56, 64, 148) == 2 && splits_for(32, 28, 148) == 4 && splits_for(56, 8, 148) == 1,
               "the competition shapes' splits, as the header explains them");
+static_assert(splits_for(16, 64, 148) == 5 && splits_for(56, 10, 148) == 1 && splits_for(56, 12, 148) == 2,
+              "the other shapes of the header's table: the split counts measured best there");
 
 __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);

@@ -154,11 +154,13 @@ uint32_t atom_add_acq_rel_gpu(uint32_t* addr, uint32_t v, SrcLoc at) {
   check_global_range(addr, 4, "atom.acq_rel.gpu.global.add.u32");  // inside an allocation (global_memory.cpp)
   Fiber& f = me();
   const uint32_t cta = my_cta(), tid = uint32_t(f.tid);
+  // The read-modify-write, the acquire and the release happen at one instant, after the trip to
+  // L2: the order of the counter's values must be the order in which knowledge is passed on.
+  if (timed()) model_global_atomic(f);
   Knowledge& mine = g_state.threads[key(cta, tid)];
   Knowledge& rel = g_state.released[reinterpret_cast<uintptr_t>(addr)];
   mine.join(rel);  // acquire: every earlier release in this location's release sequence
   rel.join(mine);  // release: what this thread knows, its own stores and what it acquired
-  if (timed()) model_global_atomic(f);
   const uint32_t old = *addr;
   *addr = old + v;
   return old;

@@ -174,3 +174,69 @@ TEST_CASE("global order: an atom outside every registered allocation is reported
   CHECK(contains(err, "tcsim: global memory access out of bounds"));
   CHECK(contains(err, "atom.acq_rel.gpu.global.add.u32"));
 }
+
+namespace {
+
+constexpr int kMaxGranules = 48;
+
+// Two CTAs of 64 threads under the timing model, each on its own SM: thread t of CTA c stores n_c
+// granules, then the chain of publish_kernel; the CTA that counted last loads every granule of
+// the other. CTA 1's warp store instructions write 512 contiguous bytes (16 full sectors); CTA 0's
+// write one 16-byte granule in each of 32 lines (32 half sectors, 4x the SM's store time), so
+// CTA 0's atom waits longer for its SM's store path than CTA 1's.
+__global__ void timed_publish_kernel(uint8_t* data, uint32_t* counter, int n0, int n1) {
+  uint8_t* smem = tcg::aligned_smem_base();
+  volatile uint32_t* last = reinterpret_cast<uint32_t*>(smem);
+  const int cta = int(blockIdx.x), tid = int(threadIdx.x);
+  const int mine = cta == 0 ? n0 : n1, theirs = cta == 0 ? n1 : n0;
+  auto granule = [&](int c, int i) {
+    const int g = c == 0 ? tid * kMaxGranules + i : i * kThreads + tid;
+    return data + 16 * (c * kMaxGranules * kThreads + g);
+  };
+  for (int i = 0; i < mine; ++i) tcg::st_global_v4(granule(cta, i), make_uint4(cta, tid, i, 9));
+  tcg::named_barrier_sync(1, kThreads);
+  if (tid == 0) *last = tcg::atom_add_acq_rel_gpu(counter, 1u) == 1u ? 1u : 0u;
+  tcg::named_barrier_sync(1, kThreads);
+  if (*last)
+    for (int i = 0; i < theirs; ++i) (void)tcg::ld_global_v4(granule(1 - cta, i));
+}
+struct TimedScope {
+  tcsim::Options saved = tcsim::options();
+  TimedScope() {
+    tcsim::Options o = saved;
+    o.timing = true;
+    o.skip_math = true;
+    o.trace = false;
+    tcsim::set_options(o);
+  }
+  ~TimedScope() { tcsim::set_options(saved); }
+  TimedScope(const TimedScope&) = delete;
+  TimedScope& operator=(const TimedScope&) = delete;
+};
+
+}  // namespace
+
+// Under the timing model an atom waits for its SM's store path and an L2 round trip. The counter's
+// value and the release/acquire must change hands at the same instant: a CTA whose atom was
+// issued first but whose SM's stores made it wait longer must not hand its knowledge on in one
+// order while the counter counts the CTAs in the other. Before the fix (knowledge exchanged when
+// the atom was issued, the value after the wait) this failed at n0, n1 = 4, 15 and 8, 31: the CTA
+// that saw 1 had not acquired the other's release, and its correct loads were reported. The store
+// counts sweep the two CTAs' arrival times across each other.
+TEST_CASE("global order: under the timing model, the atom's value and its release/acquire agree") {
+  alignas(16) static uint8_t data[2 * kMaxGranules * kThreads * 16];
+  uint32_t counter = 0;
+  const tcsim::GlobalAllocation reg_data(data, sizeof data, "data"), reg_counter(&counter, 4, "counter");
+  TimedScope timed;
+  for (int n0 : {4, 8, 16})
+    for (int n1 = 1; n1 <= kMaxGranules; ++n1) {
+      counter = 0;
+      const std::string err = sim_error([&] {
+        tcg::launch_kernel(timed_publish_kernel, tcg::LaunchDims{dim3(2), dim3(kThreads), 1024}, nullptr, data,
+                           &counter, n0, n1);
+      });
+      INFO("CTA 0 stores " << n0 << " granules per thread, CTA 1 " << n1 << ": " << err);
+      CHECK(err == "");
+      CHECK(counter == 2);
+    }
+}

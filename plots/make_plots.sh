@@ -10,7 +10,7 @@
 #                           on one page); steps 06, 08 and 09 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048;
-#                           step 10 at 128 x 4096 x 7168 (3 splits), CTAs 0, 32, 64: tile 0's splits.
+#                           step 10 at 128 x 4096 x 7168 (4 splits), CTAs 0, 32, 64: three of tile 0's splits.
 #   timeline_step00_h100.png  step 00's GPU trace, results/traces/step00_h100.json (%globaltimer
 #                           on an H100, measured; the first 12 us of CTAs 0 and 1).
 #
@@ -61,7 +61,7 @@ trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   case $1 in
     06|08|09) echo "4096 4096 512" ;;
     07) echo "128 7168 2048" ;;
-    10) echo "128 4096 7168" ;;  # S = 3: CTAs 0, 32, 64 are the three splits of tile 0
+    10) echo "128 4096 7168" ;;  # S = 4: CTAs 0, 32, 64 are three of tile 0's four splits
     *) echo "1024 1024 1024" ;;
   esac
 }

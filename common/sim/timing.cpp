@@ -101,7 +101,9 @@ void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp) {
 void model_spend(Fiber& f, double ns) {
   Scheduler& s = *g_sched;
   f.t += ns;
-  s.now = f.t;
+  // Past the horizon the thread goes back into the heap at f.t; `now` must stay where it is until
+  // the scheduler reaches f.t, or every event before it (a TMA landing, a commit arrival) would
+  // run at this thread's later time, max(now, e.t), instead of its own.
   if (f.t > s.horizon) yield();
   s.now = f.t;
 }

@@ -123,7 +123,7 @@ def main():
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.set_title("Steps %s, NVFP4 GEMM at the competition shapes (B200)\n%s; SOL: "
+    ax.set_title("Steps %s, NVFP4 GEMM at the competition shapes (B200)\n%s;\nSOL: "
                  "gpu-mode reference-kernels nvfp4_gemm task.yml (a bound, not a kernel)" %
                  (" and ".join("%02d" % s for s in NVFP4_STEPS),
                   model_caption(model).replace("M=N=K=4096; ", "")), fontsize=9, loc="left")

@@ -19,6 +19,9 @@
 //    the tile when the K loop is done (or do nothing). Box shapes: 16-byte-wide rows (step 01),
 //    128-byte swizzled rows (64 x 64..256), a 1-D bulk copy; stages 1 (latency) to 7;
 //    L2-resident and HBM-sized working sets; 1 CTA and one CTA per SM;
+//  * tma mix: does a TMA store take the SM's TMA unit from the loads? The ring (warp 0 loads)
+//    with warp 2 issuing TMA stores of one 64 x 32 BF16 128B-swizzled box (4 KiB, written once)
+//    to an L2-resident C, one bulk group each, at most 8 reading; loads alone, stores alone, both;
 //  * setup: an empty grid, mbarrier init + fence + __syncthreads, mbarrier ping-pong between two
 //    warps (arrive + wake-up), the same between the two CTAs of a cluster through mapa (remote
 //    arrive), and cluster barriers.
@@ -43,7 +46,8 @@
 // One case: plain data, shared by both builds (no functions, so no shared linker symbols).
 struct MicroCase {
   const char* name;
-  int kind;         // 0 store, 1 ring, 2 empty, 3 setup, 4 ping-pong local, 5 ping-pong cluster, 6 cluster barriers
+  int kind;         // 0 store, 1 ring, 2 empty, 3 setup, 4 ping-pong local, 5 ping-pong cluster, 6 cluster barriers,
+                    // 7 ring + TMA stores
   int grid;         // CTAs; -1: one per SM
   int pattern;      // stores: 1 row per thread, 2 coalesced (kind 0, and the ring's epilogue); 0 none
   int stages;       // ring
@@ -53,6 +57,7 @@ struct MicroCase {
   int a_rows, a_cols;       // A tensor extent (BF16 elements); B has b_rows x a_cols
   int b_rows;
   int tiles_m;              // ring: CTA c works on tile (c % tiles_m, c / tiles_m)
+  int tma_stores = 0;       // kind 7 (ring + TMA stores): 64 x 32 boxes stored by warp 2
 };
 
 namespace TCG_BUILD_NS {
@@ -98,6 +103,7 @@ __global__ void store_kernel(__nv_bfloat16* c, int ldc, int tiles_m, int pattern
 struct RingArgs {
   MicroCase mc;
   uint32_t a_box_bytes, b_box_bytes, stage_bytes;
+  uint32_t staging_bytes;   // kind 7: the TMA stores' source box, after the stages
   const uint8_t* bulk_src;  // 1-D copies
   __nv_bfloat16* c;
   int ldc;
@@ -105,12 +111,13 @@ struct RingArgs {
 };
 
 __global__ void ring_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                            const RingArgs args) {
+                            const __grid_constant__ CUtensorMap map_c, const RingArgs args) {
   const uint64_t t0 = globaltimer();
   const MicroCase& mc = args.mc;
   uint8_t* smem = aligned_smem_base();
   const uint32_t base = smem_addr(smem);
-  const uint32_t full_bars = base + uint32_t(mc.stages) * args.stage_bytes;
+  const uint32_t staging = base + uint32_t(mc.stages) * args.stage_bytes;  // 1024-aligned: 128B swizzle
+  const uint32_t full_bars = staging + args.staging_bytes;
   const uint32_t empty_bars = full_bars + 8 * uint32_t(mc.stages);
   const uint32_t done_bar = empty_bars + 8 * uint32_t(mc.stages);
   const int warp = int(threadIdx.x) / 32;
@@ -155,6 +162,20 @@ __global__ void ring_kernel(const __grid_constant__ CUtensorMap map_a, const __g
       mbarrier_arrive(empty_bars + 8 * s);
     }
     mbarrier_arrive(done_bar);
+  } else if (warp == 2 && mc.tma_stores > 0) {  // TMA stores of one source box, written once
+    const uint32_t lane = threadIdx.x % 32;
+    for (uint32_t off = lane * 16; off < args.staging_bytes; off += 32 * 16)
+      st_shared_v4(staging + off, 0x3F803F80u, 0x3F803F80u, 0x3F803F80u, 0x3F803F80u);
+    fence_proxy_async_shared_cta();  // each lane's writes, then the warp's: visible to lane 0's stores
+    __syncwarp();
+    if (lane == 0) {
+      for (int j = 0; j < mc.tma_stores; ++j) {  // CTA c rewrites its own 16 boxes (64 KiB): L2-resident
+        tma_store_2d(&map_c, staging, (j % 16) * 64, (int(blockIdx.x) % 256) * 32);
+        bulk_commit_group();
+        bulk_wait_group_read<7>();  // at most 8 stores still reading
+      }
+      bulk_wait_group<0>();  // the span includes the last writes
+    }
   } else if (warp >= 2 && mc.pattern != 0) {  // epilogue: the 128 x BLOCK_N tile of C
     mbarrier_wait_parity(done_bar, 0);
     store_tile(args.c, args.ldc, tile_m * kTileRows, tile_n * mc.b_bh, mc.b_bh, mc.pattern, int(threadIdx.x) - 64);
@@ -277,7 +298,7 @@ struct Buffers {
   void* b = nullptr;
   void* c = nullptr;
   uint64_t* stamps = nullptr;
-  CUtensorMap map_a{}, map_b{};
+  CUtensorMap map_a{}, map_b{}, map_c{};
   RingArgs ring{};
   LaunchDims dims;
 };
@@ -293,7 +314,7 @@ void prepare(const MicroCase& mc, int sms, Buffers& buf) {
   }
   if (mc.kind == 0) {
     buf.dims.block = dim3(128);
-  } else if (mc.kind == 1) {
+  } else if (mc.kind == 1 || mc.kind == 7) {
     buf.a = device_alloc(size_t(mc.a_rows) * mc.a_cols * 2);
     if (mc.b_boxes) buf.b = device_alloc(size_t(mc.b_rows) * mc.a_cols * 2);
     RingArgs& r = buf.ring;
@@ -308,7 +329,13 @@ void prepare(const MicroCase& mc, int sms, Buffers& buf) {
     if (mc.a_bw) buf.map_a = make_tensor_map(bf16_map(buf.a, mc.a_rows, mc.a_cols, mc.a_bw, mc.a_bh));
     else buf.map_a = make_tensor_map(bf16_map(buf.a, 64, 64, 64, 8));  // unused by 1-D copies
     buf.map_b = mc.b_boxes ? make_tensor_map(bf16_map(buf.b, mc.b_rows, mc.a_cols, mc.b_bw, mc.b_bh)) : buf.map_a;
-    buf.dims.smem_bytes = uint32_t(mc.stages) * r.stage_bytes + 16 * uint32_t(mc.stages) + 8 + kSmemAlignSlack;
+    buf.map_c = buf.map_a;
+    if (mc.kind == 7) {  // C of the TMA stores: 8192 x 1024 BF16 (16 MiB), boxes 64 x 32
+      buf.c = device_alloc(size_t(8192) * 1024 * 2);
+      buf.map_c = make_tensor_map(bf16_map(buf.c, 8192, 1024, 64, 32));
+      r.staging_bytes = 64 * 32 * 2;
+    }
+    buf.dims.smem_bytes = uint32_t(mc.stages) * r.stage_bytes + r.staging_bytes + 16 * uint32_t(mc.stages) + 8 + kSmemAlignSlack;
   } else {
     buf.dims.block = dim3(mc.kind == 2 ? 128 : 64);
     buf.dims.smem_bytes = 256 + kSmemAlignSlack;
@@ -331,7 +358,8 @@ void launch_case(const MicroCase& mc, Buffers& buf, bool empty) {
       launch_kernel(store_kernel, buf.dims, nullptr, static_cast<__nv_bfloat16*>(buf.c), mc.grid > 512 ? 8192 : 4096,
                     mc.grid > 512 ? 64 : 32, mc.pattern, buf.stamps);
       break;
-    case 1: launch_kernel(ring_kernel, buf.dims, nullptr, buf.map_a, buf.map_b, buf.ring); break;
+    case 1:
+    case 7: launch_kernel(ring_kernel, buf.dims, nullptr, buf.map_a, buf.map_b, buf.map_c, buf.ring); break;
     case 3: launch_kernel(setup_kernel, buf.dims, nullptr, buf.stamps); break;
     default: launch_kernel(pingpong_kernel, buf.dims, nullptr, mc.kind, mc.k_tiles, buf.stamps); break;
   }
@@ -401,7 +429,7 @@ std::pair<double, double> run_case(const MicroCase& mc, int sms);
 
 namespace {
 
-// name, kind, grid, pattern, stages, k_tiles, A box (bw, bh, boxes), B box, A rows, cols, B rows, tiles_m
+// name, kind, grid, pattern, stages, k_tiles, A box (bw, bh, boxes), B box, A rows, cols, B rows, tiles_m[, TMA stores]
 const std::vector<MicroCase>& cases() {
   static const std::vector<MicroCase> v = {
       // stores: 128 x 256 BF16 tiles, 1 CTA / one per SM / 512 tiles (4096 x 4096 C)
@@ -450,6 +478,19 @@ const std::vector<MicroCase>& cases() {
       {"mbarrier ping-pong in a CTA x1000", 4, 1, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"mbarrier ping-pong across a cluster (mapa) x1000", 5, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"cluster barrier x1000", 6, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      // TMA loads and TMA stores on one SM (kind 7; the last field: 4 KiB stores): if loads + stores
+      // take the sum of loads and stores, the stores hold the TMA unit; their max, they do not
+      {"tma mix: loads 64x128 x2, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 0},
+      {"tma mix: stores 64x32 x128, 1 CTA", 7, 1, 0, 4, 0, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      {"tma mix: loads + stores, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      {"tma mix: loads 64x128 x2, all SMs", 7, -1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 0},
+      {"tma mix: stores 64x32 x128, all SMs", 7, -1, 0, 4, 0, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      {"tma mix: loads + stores, all SMs", 7, -1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      // step 08's proportions: a tile's 64 k-tiles of step 04's boxes, with its 16 stores of 4 KiB
+      {"tma mix: step-08 k-loop, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 0},
+      {"tma mix: step-08 k-loop + 16 stores, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 16},
+      {"tma mix: step-08 k-loop, all SMs", 7, -1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 0},
+      {"tma mix: step-08 k-loop + 16 stores, all SMs", 7, -1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 16},
   };
   return v;
 }
@@ -458,9 +499,9 @@ const std::vector<MicroCase>& cases() {
 double case_bytes(const MicroCase& mc, int sms) {
   const int grid = mc.grid < 0 ? sms : mc.grid;
   if (mc.kind == 0) return double(grid) * 128 * 256 * 2;
-  if (mc.kind == 1) {
+  if (mc.kind == 1 || mc.kind == 7) {
     const double a = mc.a_bw ? double(mc.a_bw) * mc.a_bh * 2 : double(mc.a_bh) * 128;
-    return double(grid) * mc.k_tiles * (mc.a_boxes * a + mc.b_boxes * double(mc.b_bw) * mc.b_bh * 2);
+    return double(grid) * (mc.k_tiles * (mc.a_boxes * a + mc.b_boxes * double(mc.b_bw) * mc.b_bh * 2) + mc.tma_stores * 4096.0);
   }
   return 0;
 }

@@ -24,7 +24,8 @@
 //    protocol, so a seed that happened to perform the read early does not hide the bug.
 //  * Exit: a thread must have committed its stores and waited for their reads (nothing else can
 //    order the reads before the CTA's shared memory ends or is reused): "TMA store not waited for".
-//  * Timing (timing.cpp, model_tma_store): the box through the SM's TMA unit and the chip's L2.
+//  * Timing (timing.cpp, model_tma_store): the SM's store path and the chip's L2 write path, not the
+//    TMA unit (an H100 ran TMA stores beside TMA loads at no cost to them: docs/timing_model.md).
 // Not modelled: other store forms (1-D bulk, im2col, reductions, .L2::cache_hint), generic stores
 // that do not go through st_shared_generic (plain C++ pointer writes are invisible here).
 #include <algorithm>

@@ -174,7 +174,7 @@ gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
 # compute capability >= 9.0 they append rows to results/micro_<gpu>.csv; `micro --sim
 # [--model-params FILE]` runs the same kernels in the timing model. CALIBRATE_ARGS e.g. --only ring
 .PHONY: calibrate
-$(BUILD)/tests/micro: tests/gpu/micro.cu $(COMMON_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/micro: tests/gpu/micro.cu tests/gpu/micro_cases.h $(COMMON_OBJS) | $(BUILD)/tests
 	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)

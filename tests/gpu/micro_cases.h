@@ -1,0 +1,108 @@
+// micro_cases.h — the cases of the timing model's microbenchmarks (tests/gpu/micro.cu): what
+// each kernel is asked to do (MicroCase, plain data shared by the GPU and emulator builds) and the
+// list that `micro` runs, with the bytes each case moves for its rate. Adding a case: one row
+// here, named so that results/micro_<gpu>.csv and tests/gpu/fit_params.py can find it.
+#pragma once
+#include <vector>
+
+// One case: plain data, shared by both builds (no functions, so no shared linker symbols).
+struct MicroCase {
+  const char* name;
+  int kind;         // 0 store, 1 ring, 2 empty, 3 setup, 4 ping-pong local, 5 ping-pong cluster, 6 cluster barriers,
+                    // 7 ring + TMA stores
+  int grid;         // CTAs; -1: one per SM
+  int pattern;      // stores: 1 row per thread, 2 coalesced (kind 0, and the ring's epilogue); 0 none
+  int stages;       // ring
+  int k_tiles;      // ring; iterations for kinds 4-6
+  int a_bw, a_bh, a_boxes;  // ring: A box width (elements; 0 = 1-D bulk copy of a_bh x 128 B), rows, boxes per stage
+  int b_bw, b_bh, b_boxes;  // ring: B box (0 boxes: none)
+  int a_rows, a_cols;       // A tensor extent (BF16 elements); B has b_rows x a_cols
+  int b_rows;
+  int tiles_m;              // ring: CTA c works on tile (c % tiles_m, c / tiles_m)
+  int tma_stores = 0;       // kind 7 (ring + TMA stores): 64 x 32 boxes stored by warp 2
+};
+
+#if !defined(TCG_SIM)
+// The list and the rates are host code of the GPU build only (one definition, no symbol shared
+// with the emulator build: tests/checks/check_symbols.sh).
+namespace micro_cases {
+
+// name, kind, grid, pattern, stages, k_tiles, A box (bw, bh, boxes), B box, A rows, cols, B rows, tiles_m[, TMA stores]
+inline const std::vector<MicroCase>& cases() {
+  static const std::vector<MicroCase> v = {
+      // stores: 128 x 256 BF16 tiles, 1 CTA / one per SM / 512 tiles (4096 x 4096 C)
+      {"store row-per-thread 1 CTA", 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store coalesced 1 CTA", 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store row-per-thread one wave", 0, -1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store coalesced one wave", 0, -1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store row-per-thread 512 tiles", 0, 512, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store coalesced 512 tiles", 0, 512, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store lane-pairs 1 CTA", 0, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store lane-pairs one wave", 0, -1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store lane-pairs 512 tiles", 0, 512, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store row-per-thread 2048 tiles (8192^2 C, HBM)", 0, 2048, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"store coalesced 2048 tiles (8192^2 C, HBM)", 0, 2048, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      // TMA latency: one stage, so every box waits for the previous one (64 boxes)
+      {"tma latency box 64x8 sw128 (1 KiB)", 1, 1, 0, 1, 64, 64, 8, 1, 0, 0, 0, 2048, 2048, 0, 1},
+      {"tma latency box 64x256 sw128 (32 KiB)", 1, 1, 0, 1, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 1},
+      {"tma latency box 8x256 16B rows (4 KiB)", 1, 1, 0, 1, 64, 8, 256, 1, 0, 0, 0, 2048, 2048, 0, 1},
+      // TMA throughput: 4 stages of 32 KiB, 64 stages per CTA (2 MiB), L2-resident 8 MiB tensor
+      {"tma 16B rows 8x256 x8, 1 CTA, L2", 1, 1, 0, 4, 64, 8, 256, 8, 0, 0, 0, 2048, 2048, 0, 8},
+      {"tma 16B rows 8x256 x8, all SMs, L2", 1, -1, 0, 4, 64, 8, 256, 8, 0, 0, 0, 2048, 2048, 0, 8},
+      {"tma sw128 64x256, 1 CTA, L2", 1, 1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 8},
+      {"tma sw128 64x256, all SMs, L2", 1, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 8},
+      {"tma sw128 64x128 x2, 1 CTA, L2", 1, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16},
+      {"tma sw128 64x128 x2, all SMs, L2", 1, -1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16},
+      {"tma sw128 64x64 x4, all SMs, L2", 1, -1, 0, 4, 64, 64, 64, 4, 0, 0, 0, 2048, 2048, 0, 32},
+      {"tma sw128 64x256, all SMs, HBM (264 MiB)", 1, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 33792, 4096, 0, 132},
+      {"bulk 1-D 32 KiB, 1 CTA, L2", 1, 1, 0, 4, 64, 0, 256, 1, 0, 0, 0, 2048, 2048, 0, 1},
+      {"bulk 1-D 32 KiB, all SMs, L2", 1, -1, 0, 4, 64, 0, 256, 1, 0, 0, 0, 2048, 2048, 0, 1},
+      // step 04's ring without tensor cores at 4096^3: A box 64x128, B box 64xBN, 64 k-tiles, one wave
+      {"ring BN=256 4 stages", 1, -1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32},
+      {"ring BN=256 4 stages + row-per-thread epilogue", 1, -1, 1, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32},
+      {"ring BN=128 4 stages", 1, -1, 0, 4, 64, 64, 128, 1, 64, 128, 1, 4096, 4096, 4096, 32},
+      {"ring BN=128 7 stages", 1, -1, 0, 7, 64, 64, 128, 1, 64, 128, 1, 4096, 4096, 4096, 32},
+      {"ring BN=128 6 stages + row-per-thread epilogue", 1, -1, 1, 6, 64, 64, 128, 1, 64, 128, 1, 4096, 4096, 4096, 32},
+      {"ring BN=256 4 stages, 512 tiles + row-per-thread epilogue", 1, 512, 1, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32},
+      // what makes step 04's stage (16 + 32 KiB boxes) cheaper than its boxes: one CTA; the pitch; one tensor
+      {"ring BN=256 4 stages, 1 CTA", 1, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32},
+      {"tma sw128 64x256, 1 CTA, L2, 8 KiB pitch", 1, 1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 4096, 0, 8},
+      {"tma sw128 64x128 x2, 1 CTA, L2, 8 KiB pitch", 1, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 4096, 0, 16},
+      {"ring 64x128 + 64x256 one 2048-col tensor pair, 1 CTA", 1, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 2048, 2048, 2048, 8},
+      // CTA launch and setup
+      {"empty grid, one per SM (event time)", 2, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"empty grid, 1056 CTAs (event time)", 2, 1056, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"setup: 16 mbarrier.init + fence + syncthreads", 3, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mbarrier ping-pong in a CTA x1000", 4, 1, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"mbarrier ping-pong across a cluster (mapa) x1000", 5, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      {"cluster barrier x1000", 6, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      // TMA loads and TMA stores on one SM (kind 7; the last field: 4 KiB stores): if loads + stores
+      // take the sum of loads and stores, the stores hold the TMA unit; their max, they do not
+      {"tma mix: loads 64x128 x2, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 0},
+      {"tma mix: stores 64x32 x128, 1 CTA", 7, 1, 0, 4, 0, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      {"tma mix: loads + stores, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      {"tma mix: loads 64x128 x2, all SMs", 7, -1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 0},
+      {"tma mix: stores 64x32 x128, all SMs", 7, -1, 0, 4, 0, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      {"tma mix: loads + stores, all SMs", 7, -1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 128},
+      // step 08's proportions: a tile's 64 k-tiles of step 04's boxes, with its 16 stores of 4 KiB
+      {"tma mix: step-08 k-loop, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 0},
+      {"tma mix: step-08 k-loop + 16 stores, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 16},
+      {"tma mix: step-08 k-loop, all SMs", 7, -1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 0},
+      {"tma mix: step-08 k-loop + 16 stores, all SMs", 7, -1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 16},
+  };
+  return v;
+}
+
+// Bytes a case moves (for a rate), 0 when it is not about bytes.
+inline double case_bytes(const MicroCase& mc, int sms) {
+  const int grid = mc.grid < 0 ? sms : mc.grid;
+  if (mc.kind == 0) return double(grid) * 128 * 256 * 2;
+  if (mc.kind == 1 || mc.kind == 7) {
+    const double a = mc.a_bw ? double(mc.a_bw) * mc.a_bh * 2 : double(mc.a_bh) * 128;
+    return double(grid) * (mc.k_tiles * (mc.a_boxes * a + mc.b_boxes * double(mc.b_bw) * mc.b_bh * 2) + mc.tma_stores * 4096.0);
+  }
+  return 0;
+}
+
+}  // namespace micro_cases
+#endif

@@ -40,19 +40,6 @@ std::string run_at(uint64_t seed, Kernel kernel, const tcg::LaunchDims& dims, co
     REQUIRE(diagnostic.empty());                \
   } while (0)
 
-// A rows x k row-major BF16 tensor, loaded `box_rows` rows at a time (128B swizzle when k = 64).
-inline CUtensorMap map2d(const uint16_t* base, uint32_t rows, uint32_t k, uint32_t box_rows, bool swizzle128) {
-  tcg::TiledMap t;
-  t.base = base;
-  t.dims[0] = k;
-  t.dims[1] = rows;
-  t.strides[0] = uint64_t(k) * 2;
-  t.box[0] = k;
-  t.box[1] = box_rows;
-  t.swizzle = swizzle128 ? tcg::TmaSwizzle::k128B : tcg::TmaSwizzle::kNone;
-  return tcg::make_tensor_map(t);
-}
-
 // A 32 x 64 BF16 tensor (values 1..9) whose 16-row boxes (2 KiB, no swizzle) the TMA tests load.
 inline constexpr uint32_t kBoxBytes = 2048, kBoxElems = kBoxBytes / 2;
 struct Boxes {

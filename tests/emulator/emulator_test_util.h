@@ -41,6 +41,25 @@ struct SimOptions {
   SimOptions& operator=(const SimOptions&) = delete;
 };
 
+// Runs the B200 timing model (docs/timing_model.md) for one scope and restores the options on
+// every exit, a failed REQUIRE included. skip_math: timing only, no arithmetic; trace: record CTA
+// 0's spans (tcsim::last_trace()); sms > 0: the emulated GPU's SM count.
+struct ModelScope {
+  tcsim::Options saved = tcsim::options();
+  ModelScope(bool skip_math, bool trace, int sms = 0) {
+    tcsim::Options o = saved;
+    o.timing = true;
+    o.skip_math = skip_math;
+    o.trace = trace;
+    o.trace_ctas = {0};
+    if (sms > 0) o.num_sms = sms;
+    tcsim::set_options(o);
+  }
+  ~ModelScope() { tcsim::set_options(saved); }
+  ModelScope(const ModelScope&) = delete;
+  ModelScope& operator=(const ModelScope&) = delete;
+};
+
 // Runs f(); returns the SimError's message, or "" when the launch succeeded.
 template <class F>
 inline std::string sim_error(F&& f) {
@@ -61,6 +80,19 @@ inline bool contains(const std::string& s, const std::string& part) { return s.f
 template <class T>
 inline tcsim::GlobalAllocation registered(const std::vector<T>& v, const char* name) {
   return tcsim::GlobalAllocation(v.data(), v.size() * sizeof(T), name);
+}
+
+// A rows x k row-major BF16 tensor, loaded `box_rows` rows at a time (128B swizzle when k = 64).
+inline CUtensorMap map2d(const void* base, uint32_t rows, uint32_t k, uint32_t box_rows, bool swizzle128) {
+  tcg::TiledMap t;
+  t.base = base;
+  t.dims[0] = k;
+  t.dims[1] = rows;
+  t.strides[0] = uint64_t(k) * 2;
+  t.box[0] = k;
+  t.box[1] = box_rows;
+  t.swizzle = swizzle128 ? tcg::TmaSwizzle::k128B : tcg::TmaSwizzle::kNone;
+  return tcg::make_tensor_map(t);
 }
 
 // The emulator prints addresses as "0x%llx".

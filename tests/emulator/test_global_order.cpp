@@ -200,19 +200,6 @@ __global__ void timed_publish_kernel(uint8_t* data, uint32_t* counter, int n0, i
   if (*last)
     for (int i = 0; i < theirs; ++i) (void)tcg::ld_global_v4(granule(1 - cta, i));
 }
-struct TimedScope {
-  tcsim::Options saved = tcsim::options();
-  TimedScope() {
-    tcsim::Options o = saved;
-    o.timing = true;
-    o.skip_math = true;
-    o.trace = false;
-    tcsim::set_options(o);
-  }
-  ~TimedScope() { tcsim::set_options(saved); }
-  TimedScope(const TimedScope&) = delete;
-  TimedScope& operator=(const TimedScope&) = delete;
-};
 
 }  // namespace
 
@@ -227,7 +214,7 @@ TEST_CASE("global order: under the timing model, the atom's value and its releas
   alignas(16) static uint8_t data[2 * kMaxGranules * kThreads * 16];
   uint32_t counter = 0;
   const tcsim::GlobalAllocation reg_data(data, sizeof data, "data"), reg_counter(&counter, 4, "counter");
-  TimedScope timed;
+  tcg_test::ModelScope timed(/*skip_math=*/true, /*trace=*/false);
   for (int n0 : {4, 8, 16})
     for (int n1 = 1; n1 <= kMaxGranules; ++n1) {
       counter = 0;

@@ -320,23 +320,10 @@ __global__ void bounds_kernel(const uint8_t* src, uint32_t bytes, uint8_t* store
   __syncthreads();
 }
 
-CUtensorMap rows_map(const uint16_t* base, uint32_t rows) {  // rows x 64 BF16, 16-row boxes
-  tcg::TiledMap t;
-  t.rank = 2;
-  t.dtype = tcg::TmaDtype::kBF16;
-  t.base = base;
-  t.dims[0] = 64;
-  t.dims[1] = rows;
-  t.strides[0] = 128;
-  t.box[0] = 64;
-  t.box[1] = 16;
-  return tcg::make_tensor_map(t);
-}
-
 std::string run_bounds(const uint8_t* src, uint32_t bytes, uint8_t* store_to, const CUtensorMap* map = nullptr,
                        int c1 = 0) {
   static const std::vector<uint16_t> dummy(64 * 16, 0);
-  const CUtensorMap m = map ? *map : rows_map(dummy.data(), 16);
+  const CUtensorMap m = map ? *map : map2d(dummy.data(), 16, 64, 16, false);
   return sim_error([&] {
     tcg::launch_kernel(bounds_kernel, tcg::LaunchDims{dim3(1), dim3(32), 16384 + 64 + tcg::kSmemAlignSlack}, nullptr,
                        src, bytes, store_to, m, map ? 1 : 0, c1);
@@ -387,12 +374,12 @@ TEST_CASE("bounds: TMA boxes keep their zero fill past the tensor's edge, but a 
   SimOptions opt(1);
   std::vector<uint16_t> m(64 * 40, 0x3F80);  // 40 rows of 64 BF16
   const auto reg = registered(m, "A");
-  const CUtensorMap ok = rows_map(m.data(), 40);
+  const CUtensorMap ok = map2d(m.data(), 40, 64, 16, false);
   for (int c1 : {0, 24, 32, 40, -8}) {  // rows 32-47 and -8..7 partly out of the tensor: zero fill
     CAPTURE(c1);
     CHECK(run_bounds(nullptr, 0, nullptr, &ok, c1) == "");
   }
-  const CUtensorMap too_big = rows_map(m.data(), 48);  // dims say 48 rows, the buffer has 40
+  const CUtensorMap too_big = map2d(m.data(), 48, 64, 16, false);  // dims say 48 rows, the buffer has 40
   CHECK(run_bounds(nullptr, 0, nullptr, &too_big, 16) == "");
   const std::string err = run_bounds(nullptr, 0, nullptr, &too_big, 32);
   INFO(err);

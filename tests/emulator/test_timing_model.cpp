@@ -93,21 +93,7 @@ double cycles_ns(double cycles) { return cycles / kClockGHz; }
 
 // ============================================================================ host helpers
 
-// Timing-model options for one scope (restored after it).
-struct TimingScope {
-  tcsim::Options saved = tcsim::options();
-  explicit TimingScope(bool skip_math, bool trace = true) {
-    tcsim::Options o = saved;
-    o.timing = true;
-    o.skip_math = skip_math;
-    o.trace = trace;
-    o.trace_ctas = {0};
-    tcsim::set_options(o);
-  }
-  ~TimingScope() { tcsim::set_options(saved); }
-  TimingScope(const TimingScope&) = delete;
-  TimingScope& operator=(const TimingScope&) = delete;
-};
+// Timing-model options for one scope: tcg_test::ModelScope (emulator_test_util.h).
 
 // `bytes` of "global memory" whose first byte sits `offset` bytes past a 1024-byte boundary.
 struct GlobalBuf {  // registered with the emulator, whose global-memory bounds checks it passes
@@ -180,7 +166,7 @@ TmaTiming time_one_tma(size_t base_offset, bool skip_math) {
   const std::vector<uint16_t> a = small_int_matrix(128, 64, 7);
   memcpy(g.p, a.data(), a.size() * 2);
   const CUtensorMap map = sw128_map(g.p, 128, 64, 128);
-  TimingScope scope(skip_math);
+  ModelScope scope(skip_math, /*trace=*/true);
   tcg::launch_kernel(one_tma_kernel, tcg::LaunchDims{dim3(1), dim3(32), kTmaBar + 64 + tcg::kSmemAlignSlack}, nullptr,
                      map);
   const auto tma = spans(tcg::trace::kCatTma, "TMA");
@@ -236,7 +222,7 @@ struct MmaTiming {
 };
 
 MmaTiming time_mmas(uint32_t n, uint32_t count) {
-  TimingScope scope(/*skip_math=*/true);
+  ModelScope scope(/*skip_math=*/true, /*trace=*/true);
   tcg::launch_kernel(mma_timing_kernel, tcg::LaunchDims{dim3(1), dim3(128), kMmaBars + 64 + tcg::kSmemAlignSlack},
                      nullptr, n, count);
   MmaTiming r;
@@ -343,7 +329,7 @@ PipelineRun run_pipeline(uint32_t k_tiles, uint32_t repeat, bool skip_math) {
   const CUtensorMap ma = sw128_map(ga.p, 128, k, 128), mb = sw128_map(gb.p, kPipeN, k, kPipeN);
   PipelineRun r;
   {
-    TimingScope scope(skip_math);
+    ModelScope scope(skip_math, /*trace=*/true);
     tcg::launch_kernel(pipeline_kernel, tcg::LaunchDims{dim3(1), dim3(192), kPipeSmem + tcg::kSmemAlignSlack}, nullptr,
                        ma, mb, k_tiles, repeat, out);
     r.model_ns = tcsim::last_stats().model_ns;
@@ -533,7 +519,7 @@ __global__ void annotated_kernel(int mode) {
 }
 
 std::string run_annotated(int mode) {
-  TimingScope scope(/*skip_math=*/true);
+  ModelScope scope(/*skip_math=*/true, /*trace=*/true);
   return sim_error([&] { tcg::launch_kernel(annotated_kernel, tcg::LaunchDims{dim3(1), dim3(32), 64}, nullptr, mode); });
 }
 }  // namespace

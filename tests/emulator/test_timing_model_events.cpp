@@ -59,20 +59,6 @@ __global__ void two_copies_kernel(const __grid_constant__ CUtensorMap big, const
   }
 }
 
-CUtensorMap box_map(const void* base, uint32_t rows) {  // rows x 64 BF16, one box of all rows
-  tcg::TiledMap t;
-  t.rank = 2;
-  t.dtype = tcg::TmaDtype::kBF16;
-  t.base = base;
-  t.dims[0] = 64;
-  t.dims[1] = rows;
-  t.strides[0] = 128;
-  t.box[0] = 64;
-  t.box[1] = rows;
-  t.swizzle = tcg::TmaSwizzle::k128B;
-  return tcg::make_tensor_map(t);
-}
-
 std::vector<tcg::trace::Span> spans(const char* cat, const char* name, int track) {
   std::vector<tcg::trace::Span> out;
   for (const tcg::trace::Span& s : tcsim::last_trace().spans)
@@ -94,18 +80,13 @@ TEST_CASE("timing model: a copy completes at its own time while another thread's
   std::vector<uint8_t> raw(2 * (kBigBytes + kSmallBytes) + 2048);
   uint8_t* p = raw.data() + (1024 - reinterpret_cast<uintptr_t>(raw.data()) % 1024) % 1024;
   tcsim::GlobalAllocation reg(p, kBigBytes + kSmallBytes, "two boxes");
-  const CUtensorMap big = box_map(p, 128), small = box_map(p + kBigBytes, 8);
+  const CUtensorMap big = tcg_test::map2d(p, 128, 64, 128, true), small = tcg_test::map2d(p + kBigBytes, 8, 64, 8, true);  // one box each
 
-  const tcsim::Options saved = tcsim::options();
-  tcsim::Options o = saved;
-  o.timing = true;
-  o.skip_math = true;
-  o.trace = true;
-  o.trace_ctas = {0};
-  tcsim::set_options(o);
-  tcg::launch_kernel(two_copies_kernel, tcg::LaunchDims{dim3(1), dim3(64), kBars + 64 + tcg::kSmemAlignSlack}, nullptr,
-                     big, small);
-  tcsim::set_options(saved);
+  {
+    const tcg_test::ModelScope model(/*skip_math=*/true, /*trace=*/true);
+    tcg::launch_kernel(two_copies_kernel, tcg::LaunchDims{dim3(1), dim3(64), kBars + 64 + tcg::kSmemAlignSlack}, nullptr,
+                       big, small);
+  }
 
   const auto tma = spans(tcg::trace::kCatTma, "TMA", -1);
   const auto wait0 = spans(tcg::trace::kCatWait, "mbarrier wait", 0);

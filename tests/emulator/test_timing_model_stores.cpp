@@ -38,18 +38,6 @@ constexpr double kLinesPerNs = 382;         // "store: chip L2 write rate, lines
 constexpr double kSectorsPerNs = 261;       // "store: chip L2 write rate, sectors"
 constexpr double kFenceCycles = 400;        // "CTA setup: fence.mbarrier_init"
 
-struct TimingOn {
-  tcsim::Options saved = tcsim::options();
-  explicit TimingOn(int sms = 148) {
-    tcsim::Options o = saved;
-    o.timing = true;
-    o.skip_math = true;
-    o.trace = false;
-    o.num_sms = sms;
-    tcsim::set_options(o);
-  }
-  ~TimingOn() { tcsim::set_options(saved); }
-};
 
 // One warp per CTA; `count` store instructions of the pattern (1 row per thread, 2 coalesced);
 // thread 0 records its model clock at the start and just before it exits (the model's
@@ -125,7 +113,7 @@ TEST_CASE("store model: the charge of one warp instruction, by hand") {
 // One CTA: the SM's store path is the limit, so each further instruction adds its SM time:
 // (time(64 instructions) - time(32)) / 32 = 34.409 ns (row per thread), 8.602 ns (coalesced).
 TEST_CASE("store model: one SM, row-per-thread stores cost twice the sectors of coalesced ones") {
-  TimingOn on;
+  tcg_test::ModelScope on(/*skip_math=*/true, /*trace=*/false, 148);
   for (const auto& [pattern, expected] : {std::pair<int, double>{1, 34.409}, {2, 8.602}}) {
     CAPTURE(pattern);
     const double per = (store_run_ns(1, pattern, 64) - store_run_ns(1, pattern, 32)) / 32;
@@ -136,7 +124,7 @@ TEST_CASE("store model: one SM, row-per-thread stores cost twice the sectors of 
 // 148 CTAs storing at once, one per SM: the chip's write path takes 148 instructions per round,
 // 148 x 0.32898 = 48.689 ns for row-per-thread, more than one SM's 34.409 ns.
 TEST_CASE("store model: every SM storing, the chip's L2 write path is the limit") {
-  TimingOn on;
+  tcg_test::ModelScope on(/*skip_math=*/true, /*trace=*/false, 148);
   const double per = (store_run_ns(148, 1, 64) - store_run_ns(148, 1, 32)) / 32;
   CHECK(per == doctest::Approx(148 * (32 / kLinesPerNs + 64 / kSectorsPerNs)).epsilon(1e-3));
   CHECK(per == doctest::Approx(48.689).epsilon(1e-3));
@@ -148,7 +136,7 @@ TEST_CASE("store model: every SM storing, the chip's L2 write path is the limit"
 // merely issued them (after the store buffer's backlog).
 TEST_CASE("store model: a CTA leaves its SM only once its stores have drained") {
   tcsim::Options o = tcsim::options();
-  TimingOn on(1);
+  tcg_test::ModelScope on(/*skip_math=*/true, /*trace=*/false, 1);
   tcsim::Options one = tcsim::options();
   one.ctas_per_sm = 1;
   tcsim::set_options(one);
@@ -162,7 +150,7 @@ TEST_CASE("store model: a CTA leaves its SM only once its stores have drained") 
 
 // fence.mbarrier_init is the CTA's setup cost: 400 cycles / 1.86 GHz = 215.054 ns.
 TEST_CASE("timing model: fence.mbarrier_init costs the measured CTA setup") {
-  TimingOn on;
+  tcg_test::ModelScope on(/*skip_math=*/true, /*trace=*/false, 148);
   tcg::launch_kernel(fence_kernel, tcg::LaunchDims{dim3(1), dim3(32), 64 + tcg::kSmemAlignSlack}, nullptr, 0);
   const double without = tcsim::last_stats().model_ns;
   tcg::launch_kernel(fence_kernel, tcg::LaunchDims{dim3(1), dim3(32), 64 + tcg::kSmemAlignSlack}, nullptr, 1);

@@ -347,11 +347,7 @@ TEST_CASE("TMA store: a tensor map larger than its buffer is reported at the sto
 // it issues between the store and its wait (commit_group, wait_group: 1 cycle each) overlap the
 // store, so the difference is the SM's share less 2 cycles.
 TEST_CASE("TMA store: the timing model charges the box's sectors on the SM's store path") {
-  const tcsim::Options saved = tcsim::options();
-  tcsim::Options o = saved;
-  o.timing = true;
-  o.trace = false;
-  tcsim::set_options(o);
+  const tcg_test::ModelScope model(/*skip_math=*/false, /*trace=*/false);
   Seed s(1);
   std::vector<uint16_t> raw(64 * 64 + 64, kSentinel);
   uint16_t* c = raw.data() + (128 - reinterpret_cast<uintptr_t>(raw.data()) % 128) % 128 / 2;
@@ -375,7 +371,6 @@ TEST_CASE("TMA store: the timing model charges the box's sectors on the SM's sto
     return tcsim::last_stats().model_ns;
   };
   const double aligned = model_ns(0, 0), offset = model_ns(8, 0), outside = model_ns(64, 0);
-  tcsim::set_options(saved);
   CHECK(tcsim::model_param("global store rate of one SM") == 32);
   const double overlap = 2 / 1.86;
   CHECK(aligned - outside == doctest::Approx(4096 / 32 / 1.86 - overlap).epsilon(1e-4));
@@ -427,17 +422,14 @@ TEST_CASE("TMA store timing: in-bounds sectors through the SM's store path, one 
   t.box[1] = 32;
   t.swizzle = tcg::TmaSwizzle::k128B;
   const CUtensorMap map = tcg::make_tensor_map(t);
-  tcsim::Options saved = tcsim::options(), o = saved;
-  o.timing = true;
-  o.trace = true;
-  o.trace_ctas = {0};
-  tcsim::set_options(o);
-  const std::string err =
-      sim_error([&] { tcg::launch_kernel(three_stores_kernel, tcg::LaunchDims{dim3(1), dim3(32), 13 * 1024}, nullptr, map); });
+  std::string err;
   std::vector<tcg::trace::Span> stores;
-  for (const tcg::trace::Span& s : tcsim::last_trace().spans)
-    if (s.name.compare(0, 9, "TMA store") == 0) stores.push_back(s);
-  tcsim::set_options(saved);
+  {
+    const tcg_test::ModelScope model(/*skip_math=*/false, /*trace=*/true);
+    err = sim_error([&] { tcg::launch_kernel(three_stores_kernel, tcg::LaunchDims{dim3(1), dim3(32), 13 * 1024}, nullptr, map); });
+    for (const tcg::trace::Span& s : tcsim::last_trace().spans)
+      if (s.name.compare(0, 9, "TMA store") == 0) stores.push_back(s);
+  }
   REQUIRE(err == "");
   REQUIRE(stores.size() == 3);
   std::sort(stores.begin(), stores.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });

@@ -143,8 +143,8 @@ test: all
 # of `make test`): the same probe kernel on the GPU and in the emulator, byte for byte.
 GPU_CHECK_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100a,code=sm_100a
 $(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -MMD -MF $@.gpu.d -MT $@ -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -MF $@.sim.d -MT $@ -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
 # The tcgen05 probes (tests/gpu/tcgen05_check.cu, cases in probe_*.cpp): sm_100a only; on
@@ -175,8 +175,8 @@ gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
 # [--model-params FILE]` runs the same kernels in the timing model. CALIBRATE_ARGS e.g. --only ring
 .PHONY: calibrate
 $(BUILD)/tests/micro: tests/gpu/micro.cu tests/gpu/micro_cases.h $(COMMON_OBJS) | $(BUILD)/tests
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -c $< -o $@.sim.o
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -MMD -MF $@.gpu.d -MT $@ -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -MF $@.sim.d -MT $@ -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
 # After the run, tests/gpu/fit_params.py fits the model's parameters from the new rows:

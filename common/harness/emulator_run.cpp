@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <optional>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -49,13 +50,14 @@ void set_emulator_options(const Options& o) {
 template <class T>
 class EmuBuffer {
  public:
-  EmuBuffer(size_t count, const char* name) : bytes_((count * sizeof(T) + 255) / 256 * 256) {
-    p_ = static_cast<T*>(::operator new(bytes_ ? bytes_ : 256, std::align_val_t{256}));
-    if (count > 0) tcsim::register_global(p_, count * sizeof(T), name);
+  EmuBuffer(size_t count, const char* name)
+      : p_(static_cast<T*>(::operator new(std::max<size_t>((count * sizeof(T) + 255) / 256 * 256, 256),
+                                          std::align_val_t{256}))) {
+    if (count > 0) registered_.emplace(p_, count * sizeof(T), name);  // (zero bytes cannot be registered)
   }
   EmuBuffer(const T* src, size_t count, const char* name) : EmuBuffer(count, name) { std::copy(src, src + count, p_); }
   ~EmuBuffer() {
-    tcsim::unregister_global(p_);
+    registered_.reset();  // unregistered before the memory goes
     ::operator delete(p_, std::align_val_t{256});
   }
   EmuBuffer(const EmuBuffer&) = delete;
@@ -63,8 +65,8 @@ class EmuBuffer {
   T* data() const { return p_; }
 
  private:
-  size_t bytes_;
   T* p_;
+  std::optional<tcsim::GlobalAllocation> registered_;
 };
 
 GemmArgs shape_args(const Options& o) {

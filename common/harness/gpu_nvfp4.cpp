@@ -208,7 +208,7 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   args.stream = stream.get();
 
   // A step's workspace (split-K partials and counters; workspace.cpp): counters zeroed
-  // once, the rest poisoned before the checked launch; the counters must be 0 after every launch.
+  // once, the rest poisoned before every checked launch; the counters must be 0 after every launch.
   const StepWorkspace ws = workspace_for(spec, o, gpu.sm_count);
   DeviceBuffer<uint8_t> ws_d(std::max<size_t>(ws.bytes, 1));
   if (ws.bytes) {
@@ -229,6 +229,9 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
     CUDA_CHECK(cudaMemcpy(counters.data(), ws_d.get(), ws.zeroed_bytes, cudaMemcpyDeviceToHost));
     std::string bad = counters_not_reset(counters.data(), ws.zeroed_bytes);
     if (bad.empty()) {
+      // The partials poisoned again (counters left as the kernel left them, 0): a launch that
+      // reads a partial nobody wrote in it must not find the first launch's.
+      CUDA_CHECK(cudaMemsetAsync(ws_d.get() + ws.zeroed_bytes, 0xFF, ws.bytes - ws.zeroed_bytes, stream.get()));
       checked_launch(spec, launch, args, stream.get(), c.get(), c.bytes(), again.data());
       CUDA_CHECK(cudaStreamSynchronize(stream.get()));
       CUDA_CHECK(cudaMemcpy(counters.data(), ws_d.get(), ws.zeroed_bytes, cudaMemcpyDeviceToHost));

@@ -8,11 +8,12 @@
 //   verify.cpp     BF16 and FP16 output: tolerances, verification and its report
 //   report.cpp     CSV rows and files, version and date formatting, strf
 //   traces.cpp     timelines: writing one (both clocks); GPU records -> trace spans
+//   workspace.cpp  a step's global scratch memory (split-K partials, counters): size, poison, checks
 // run_step.cpp, emulator_run.cpp and gpu_run.cpp, sharing run.h, tie them together (the order
 // in which these files may call each other is in README.md beside this file).
 //
 // The data types (StepSpec::operands): BF16 in and out (steps 00-06), or NVFP4 in (E2M1 values,
-// UE4M3 scales per 16) and FP16 out (step 07). Each has its own sections below for inputs, the
+// UE4M3 scales per 16) and FP16 out (steps 07 and 10). Each has its own sections below for inputs, the
 // reference wrapper and verification; the reference core between them takes floats.
 #pragma once
 #include <cstddef>

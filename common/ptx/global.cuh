@@ -25,7 +25,7 @@ inline namespace TCG_ABI_NS {
 // aligned. The emulator records the storing thread for the visibility rule of ld_global_v4.
 TCG_DEV void st_global_v4(void* dst, uint4 v TCG_LOC) {
 #if defined(TCG_SIM)
-  ::tcsim::st_global_shared(dst, &v, 16, TCG_AT);
+  ::tcsim::st_global_v4(dst, &v, 16, TCG_AT);
 #else
   asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
@@ -38,7 +38,7 @@ TCG_DEV void st_global_v4(void* dst, uint4 v TCG_LOC) {
 TCG_DEV uint4 ld_global_v4(const void* src TCG_LOC) {
 #if defined(TCG_SIM)
   uint4 v;
-  ::tcsim::ld_global_shared(&v, src, 16, TCG_AT);
+  ::tcsim::ld_global_v4(&v, src, 16, TCG_AT);
   return v;
 #else
   uint4 v;

@@ -9,8 +9,9 @@
 // the address range, the nearest allocation and how far past its end the access reaches.
 // Checked (at issue, by the callers): cp.async.bulk sources (copies.cpp), the in-bounds rows of a
 // TMA box (a tensor map whose dims exceed its buffer; the out-of-bounds elements of a box are
-// zero-filled and never read, PTX ISA §5.5.6), 16-byte vector stores to global memory
-// (memory.cpp). Plain C++ loads and stores of a kernel are ordinary host accesses and are not
+// zero-filled and never read, PTX ISA §5.5.6), the in-bounds rows a TMA store writes
+// (tma_store.cpp), 16-byte vector loads and stores of global memory (memory.cpp), and step 10's
+// atom.acq_rel.gpu and st.relaxed.gpu (global_order.cpp). Plain C++ loads and stores of a kernel are ordinary host accesses and are not
 // seen. An access when nothing is registered is reported too, with how to register: a kernel
 // launched by a test must register the global memory it passes.
 #include <iterator>

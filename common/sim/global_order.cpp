@@ -113,7 +113,7 @@ void global_order_barrier_leave(uint32_t bar_id, uint64_t generation) {
 
 }  // namespace detail
 
-void st_global_shared(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
+void st_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
   check_vector_access(dst, bytes, "16-byte global store (st.global.v4.b32)", at);
   Fiber& f = me();
   const uint32_t cta = my_cta(), tid = uint32_t(f.tid);
@@ -123,7 +123,7 @@ void st_global_shared(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
   std::memcpy(dst, src, bytes);
 }
 
-void ld_global_shared(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
+void ld_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
   check_vector_access(src, bytes, "16-byte global load (ld.global.v4.b32)", at);
   Fiber& f = me();
   const uint32_t cta = my_cta(), tid = uint32_t(f.tid);

@@ -122,8 +122,8 @@ void trace_phase(const char* name, bool begin, bool draw, SrcLoc at);
 // ---- global memory one thread stores and another loads (global_order.cpp): the stores and
 // loads of common/ptx/global.cuh, checked for visibility (PTX ISA §8.9), and the atomics and
 // strong stores that order them
-void st_global_shared(void* dst, const void* src, uint32_t bytes, SrcLoc at);
-void ld_global_shared(void* dst, const void* src, uint32_t bytes, SrcLoc at);
+void st_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at);
+void ld_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at);
 uint32_t atom_add_acq_rel_gpu(uint32_t* addr, uint32_t v, SrcLoc at);
 void st_relaxed_gpu(uint32_t* addr, uint32_t v, SrcLoc at);
 

@@ -66,10 +66,10 @@ const Stats& last_stats();
 // Spans of the most recent launch with Options::trace (empty otherwise), on the model clock.
 const tcg::trace::Trace& last_trace();
 // Global memory (common/sim/global_memory.cpp). The emulated kernels reach global memory by raw
-// address (cp.async.bulk sources, the rows of a TMA box, vector stores); the emulator checks every
-// such access against the allocations registered here, like compute-sanitizer's memcheck on a GPU,
-// and reports one outside them (or with nothing registered) as a kernel bug. `bytes` is the size
-// the allocation was asked for. The harness registers its operands and C; a test that launches a
+// address (cp.async.bulk sources, the rows of a TMA load or store, 16-byte loads and stores,
+// atomics); the emulator checks every such access against the allocations registered here, like
+// compute-sanitizer's memcheck on a GPU, and reports one outside them (or with nothing registered)
+// as a kernel bug. `bytes` is the size the allocation was asked for. The harness registers its operands and C; a test that launches a
 // kernel registers the buffers it passes, most simply with a GlobalAllocation in scope.
 void register_global(const void* base, size_t bytes, const char* name);  // throws if it overlaps one
 void unregister_global(const void* base);

@@ -20,7 +20,8 @@
 # tiles; integer inputs bitwise, random inputs under seeds 1, 2, 3 (and 5).
 # Steps that schedule tiles with cluster launch control (CLC_STEPS: one pair per tile, pairs take
 # over not-yet-launched pairs' tiles with try_cancel) run with fewer SM pairs than tiles, where
-# the run must report canceled clusters (and one failed request per launched pair), and with more
+# the run must report canceled clusters (and at least one failed request: the last ask of every
+# launched pair finds nothing left), and with more
 # SMs than tiles, where none can be canceled: the scheduler ring's parity wraps, one k-tile, partial
 # tiles, the adversarial seeds 4 and 8 (canceled clusters handed out out of launch order), integer
 # inputs bitwise, random inputs under seeds 1, 2, 3 (and 5, 8).
@@ -45,11 +46,12 @@ run() {  # run STEP ARGS...
     printf 'FAIL  %s %s\n%s\n' "$step" "$*" "$out"
   fi
 }
-run_clc() {  # run_clc STEP some|none ARGS...: passes only if the run verifies and its canceled-cluster
-  local step=$1 want=$2; shift 2  # count (the "clc:" line) is > 0 (some) or 0 (none)
-  local out n
+run_clc() {  # run_clc STEP some|none ARGS...: passes only if the run verifies, reports failed requests,
+  local step=$1 want=$2; shift 2  # and its canceled-cluster count (the "clc:" line) is > 0 (some) or 0 (none)
+  local out n nfail
   local got=x
-  if out=$(./"$step" --sim "$@" 2>&1) && n=$(grep -o 'clc: *[0-9]* clusters canceled' <<<"$out" | grep -o '[0-9]*'); then
+  if out=$(./"$step" --sim "$@" 2>&1) && n=$(grep -o 'clc: *[0-9]* clusters canceled' <<<"$out" | grep -o '[0-9]*') &&
+     nfail=$(grep -o '[0-9]* requests failed' <<<"$out" | grep -o '^[0-9]*') && [ "$nfail" -gt 0 ]; then
     if [ "$n" -gt 0 ]; then got=some; else got=none; fi
   fi
   if [ "$got" = "$want" ]; then

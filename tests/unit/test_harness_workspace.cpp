@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "common/harness/internal.h"
+#include "harness_test_util.h"
 
 using namespace tcg;
 using namespace tcg::harness;
+using harness_test::contains;
 
 namespace {
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 StepWorkspace split_ws(int m, int n, int, int sms) {  // a made-up split-K step: 4 B per tile + 1 KiB per SM
   StepWorkspace w;

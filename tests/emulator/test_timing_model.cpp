@@ -501,7 +501,7 @@ TEST_CASE("timing model: timing-only and full-arithmetic runs give the same mode
 // ============================================================================ trace annotations
 //
 // The kernels' phase annotations (common/ptx/trace.cuh) must pair up and nest, or the GPU trace
-// reports them unpaired; only a B200 could show that for steps 01-07. In a traced emulator run the
+// reports them unpaired; only a B200 could show that for steps 01-10. In a traced emulator run the
 // emulator checks every annotation, the fine ones (drawn only on the GPU) included.
 namespace {
 __global__ void annotated_kernel(int mode) {

@@ -192,7 +192,7 @@ __global__ void setup_kernel(uint64_t* stamps) {
 // Ping-pong: one thread arrives on the other's barrier and waits for the answer, `iters` times.
 // kind 4: lanes 0 of warps 0 and 1 of one CTA; kind 5: thread 0 of each CTA of a cluster of 2,
 // each arriving on the peer's barrier through mapa; kind 6: cluster barriers in a loop.
-__global__ void pingpong_kernel(int kind, int iters, uint64_t* stamps) {
+__global__ void pingpong_kernel(int kind, int iters, int mode, uint64_t* stamps) {
   const uint64_t t0 = globaltimer();
   const uint32_t base = smem_addr(aligned_smem_base());
   if (threadIdx.x == 0) {
@@ -202,20 +202,21 @@ __global__ void pingpong_kernel(int kind, int iters, uint64_t* stamps) {
   }
   __syncthreads();
   if (kind == 6) {
-    for (int i = 0; i < iters; ++i) cluster_sync();
+    for (int i = 0; i < iters; ++i) {
+      if (mode == 1) cluster_arrive_relaxed();  // no release: the barrier without its fence
+      else cluster_arrive_release();
+      cluster_wait();
+    }
   } else if (kind == 5) {
     cluster_sync();  // both CTAs' barriers initialised
     const uint32_t rank = cluster_ctarank();
     if (threadIdx.x == 0) {
       const uint32_t peer_bar = mapa_shared_cluster(base, rank ^ 1u);
       for (int i = 0; i < iters; ++i) {
-        if (rank == 0) {
-          mbarrier_arrive_cluster(peer_bar);
-          mbarrier_wait_parity(base, uint32_t(i & 1));
-        } else {
-          mbarrier_wait_parity(base, uint32_t(i & 1));
-          mbarrier_arrive_cluster(peer_bar);
-        }
+        if (rank == 1) mbarrier_wait_parity(base, uint32_t(i & 1));
+        if (mode == 1) mbarrier_arrive_cluster_cta_scope(peer_bar);  // no GPU-scope membar
+        else mbarrier_arrive_cluster(peer_bar);
+        if (rank == 0) mbarrier_wait_parity(base, uint32_t(i & 1));
       }
     }
     cluster_sync();  // neither CTA exits while the other may still arrive on it
@@ -373,7 +374,7 @@ void launch_case(const MicroCase& mc, Buffers& buf, bool empty) {
     case 9: launch_kernel(dsmem_bench_kernel, buf.dims, nullptr, buf.cl); break;
     case 10: launch_kernel(skew_kernel, buf.dims, nullptr, buf.stamps); break;
     case 11: launch_kernel(release_kernel, buf.dims, nullptr, buf.cl); break;
-    default: launch_kernel(pingpong_kernel, buf.dims, nullptr, mc.kind, mc.k_tiles, buf.stamps); break;
+    default: launch_kernel(pingpong_kernel, buf.dims, nullptr, mc.kind, mc.k_tiles, mc.mode, buf.stamps); break;
   }
 }
 
@@ -441,6 +442,12 @@ std::pair<double, double> run_case(const MicroCase& mc, int sms) {
   if (mc.kind != 2) {
     CUDA_CHECK(cudaMemcpy(st.data(), buf.stamps, st.size() * 8, cudaMemcpyDeviceToHost));
     span = case_span(mc, st.data(), grid);
+    if (std::getenv("MICRO_DUMP_STAMPS")) {  // per CTA: start and end, ns after the earliest start
+      uint64_t lo = st[0];
+      for (int i = 0; i < grid; ++i) lo = std::min(lo, st[2 * i]);
+      for (int i = 0; i < grid && i < 8; ++i)
+        std::printf("  CTA %d: start %llu end %llu\n", i, (unsigned long long)(st[2 * i] - lo), (unsigned long long)(st[2 * i + 1] - lo));
+    }
   }
   CUDA_CHECK(cudaEventDestroy(e0));
   CUDA_CHECK(cudaEventDestroy(e1));

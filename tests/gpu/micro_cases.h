@@ -83,6 +83,9 @@ inline const std::vector<MicroCase>& cases() {
       {"mbarrier ping-pong in a CTA x1000", 4, 1, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"mbarrier ping-pong across a cluster (mapa) x1000", 5, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"cluster barrier x1000", 6, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      // the same without the release: the remote arrive at CTA scope, the cluster barrier relaxed
+      {"mbarrier ping-pong across a cluster (mapa, release.cta) x1000", 5, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0},
+      {"cluster barrier relaxed x1000", 6, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0},
       // TMA loads and TMA stores on one SM (kind 7; the last field: 4 KiB stores): if loads + stores
       // take the sum of loads and stores, the stores hold the TMA unit; their max, they do not
       {"tma mix: loads 64x128 x2, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 0},

@@ -66,9 +66,10 @@ const Param kDefaultParams[kNumParams] = {
     {"store buffer of one SM", 2048, "B", "estimate",
      "from the H100 store cases: a thread's last store returns about when its SM's stores have drained (one CTA: span 4.10 us, "
      "drain 4.14 us); 4 warp instructions of 512 B keep the model's spans within 0.3 us of the GPU's; carried unchanged"},
-    {"remote mbarrier arrive", 675, "cycles", "measured",
-     "H100: a cluster-of-2 ping-pong through mapa takes 452 ns per hand-off, 341 ns more than in one CTA (675 cycles at 1.98 GHz); "
-     "carried per SM clock (risk: Blackwell's distributed shared memory path)"},
+    {"remote mbarrier arrive", 75, "cycles", "measured",
+     "H100: a cluster-of-2 ping-pong through mapa with .release.cta arrives takes 149 ns per hand-off, 39 ns more than in one "
+     "CTA (75 cycles at 1.98 GHz; results/micro_h100.csv, 2026-11-26); carried per SM clock (risk: Blackwell's distributed "
+     "shared memory path). The .release.cluster form adds the membar below"},
     {"tcgen05.alloc", 100, "cycles", "estimate", "not published"},
     {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
     {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
@@ -99,15 +100,23 @@ const Param kDefaultParams[kNumParams] = {
      "(B200/H100 L2 read bandwidth, as for stores); risk: the same"},
     {"global atomic round trip", 600, "cycles", "estimate",
      "atom.acq_rel.gpu: an L2 round trip plus the release's wait for earlier stores; not published for B200"},
-    {"DSMEM: remote load latency", 200, "cycles", "estimate",
-     "ld.shared::cluster from another SM of the cluster, issue to data; of the order of the remote arrive above; not published for B200"},
-    {"DSMEM: SM-to-SM bandwidth", 32, "B/cycle", "estimate",
-     "what one SM sends to a peer SM of its cluster (st.shared::cluster, bulk copies); not published for B200"},
-    {"DSMEM: bulk copy setup", 150, "cycles", "estimate",
-     "cp.async.bulk shared::cta -> shared::cluster: the fixed part of one copy, as a TMA box's; not published"},
-    {"release membar (.release.cluster arrive)", 0, "cycles", "estimate",
-     "the GPU-scope membar before mbarrier.arrive.release.cluster: beyond waiting for the warp's earlier global stores to "
-     "drain (modelled), a fixed cost; not published"},
+    {"DSMEM: remote load latency", 191, "cycles", "measured",
+     "H100: a dependent chain of ld.shared::cluster.u32 in the peer CTA, 94-99 ns a load (results/micro_h100.csv, "
+     "2026-11-26); own CTA 19 ns; carried per SM clock (risk: not published for B200)"},
+    {"DSMEM: SM-to-SM bandwidth", 21, "B/cycle", "measured",
+     "H100: bulk copies of 8-32 KiB into the peer CTA, 41 GB/s a pair, the same with every SM's pair busy (st.shared::cluster.v4 "
+     "from 4 warps: the same 41 GB/s); carried per SM clock (risk: not published for B200)"},
+    {"DSMEM: bulk copy latency", 80, "cycles", "measured",
+     "H100: a 16-byte cp.async.bulk shared::cta -> shared::cluster bounced between the pair, 151 ns one way, less a hand-off; "
+     "carried per SM clock"},
+    {"release membar (.release.cluster arrive)", 593, "cycles", "measured",
+     "H100: the GPU-scope membar the compiler puts before mbarrier.arrive.release.cluster and barrier.cluster.arrive.release: "
+     "ping-pong .release.cluster less .release.cta, 297 ns a hand-off (results/micro_h100.csv, 2026-11-26), on top of waiting for "
+     "the warp's global stores to drain; carried per SM clock (risk: B200's two-die L2, whose far half is slower to reach: "
+     "chipsandcheese B200 article)"},
+    {"cluster barrier round trip", 96, "cycles", "measured",
+     "H100: barrier.cluster.arrive.relaxed + wait in a cluster of 2, 49 ns each (the release form adds the membar above: 388 ns); "
+     "carried per SM clock"},
 };
 
 Param g_params[kNumParams];
@@ -187,7 +196,7 @@ std::string load_model_params(const std::string& path) {
       return where + "'" + v + "' is not a non-negative number (parameter '" + name + "')";
     if ((id == kClockGHz || id == kSms || id == kL2BytesPerNs || id == kHbmBytesPerNs || id == kTmaSmBytesPerNs ||
          id == kStoreBytesPerCycle || id == kChipWriteSectorsPerNs || id == kChipWriteLinesPerNs || id == kTmaChipRequestsPerNs || id == kTmemLdBytesPerCycle ||
-         id == kSmemOperandBytesPerCycle || id == kSectorBytes) && value == 0)
+         id == kSmemOperandBytesPerCycle || id == kSectorBytes || id == kDsmemBytesPerCycle) && value == 0)
       return where + "parameter '" + name + "' is a rate or a count and cannot be 0";
     if (kind.size() && kind != "spec" && kind != "measured" && kind != "derived" && kind != "estimate")
       return where + "kind '" + kind + "' is not one of spec, measured, derived, estimate";

@@ -119,12 +119,58 @@ const Param kDefaultParams[kNumParams] = {
      "carried per SM clock"},
 };
 
+// Ranges: the parameters that are estimates or carried from the H100 with a risk, as factors on
+// the point value (low, high) and which end makes kernels faster. Published B200 figures and spec
+// values have none. One table for every step, like the values.
+struct Range {
+  ParamId id;
+  double lo, hi;
+  bool higher_is_faster;  // a rate or a capacity (B/cycle, GB/s, bytes) rather than a cost
+  const char* reason;
+};
+const Range kRanges[] = {
+    {kClockGHz, 1.0, 1.056, true, "derived from the dense BF16 spec; SemiAnalysis's TMA runs saw 1.965 GHz"},
+    {kTmaLatencyNs, 0.7, 1.3, false, "derived; the published small-box latencies scatter 490-1455 ns"},
+    {kTmaSmBytesPerNs, 0.85, 1.15, true, "derived by the H100 split; one SM's published TMA rate varies 101-126 GB/s"},
+    {kTmaBoxCycles, 0.5, 1.2, false,
+     "the H100's split of the published all-in rate; on the H100 the cluster micro's own-load ring ran 260 ns per 32 KiB box "
+     "where the fitted ring takes 385 ns, so the per-box part may be smaller"},
+    {kInstructionCycles, 1.0, 2.0, false, "estimate: one issue per cycle, more with dependencies or contention"},
+    {kWakeCycles, 0.5, 3.0, false, "estimate, not published"},
+    {kTmemLdBytesPerCycle, 0.5, 2.0, true, "estimate, not published"},
+    {kTmemLdLatencyCycles, 0.5, 3.0, false, "estimate, not published"},
+    {kStoreBytesPerCycle, 1.0, 2.0, true,
+     "carried from the H100 per clock; a B200 SM's path to L2 may be wider (its L1 bandwidth is higher: chipsandcheese)"},
+    {kStoreBufferBytes, 0.5, 2.0, true, "estimate from the H100 store cases"},
+    {kRemoteArriveCycles, 0.5, 2.0, false, "carried from the H100; Blackwell's DSMEM path is not published"},
+    {kTmemAllocCycles, 0.5, 10.0, false, "estimate, not published (an SM-wide allocator; could be far dearer)"},
+    {kCtaLaunchNs, 0.5, 3.0, false, "estimate, not published"},
+    {kClcRoundTripNs, 0.5, 2.0, false, "estimate, not published"},
+    {kPartialSectorCost, 0.5, 1.0, false,
+     "measured on the H100 (2x); a B200 may merge a thread's two 16-byte halves of a sector (down to 1x); only a B200 can tell"},
+    {kChipWriteLinesPerNs, 0.8, 1.25, true, "H100 x 1.26 (L2 read ratio); risk: the B200's two-die L2"},
+    {kChipWriteSectorsPerNs, 0.8, 1.25, true, "H100 x 1.26 (L2 read ratio); risk: the B200's two-die L2"},
+    {kFenceInitCycles, 0.8, 2.0, false,
+     "carried from the H100 per clock; on the H100 the first cluster barrier after the inits took 1.4x what the model adds up"},
+    {kMbarHandoffCycles, 0.8, 1.5, false, "carried from the H100 per clock"},
+    {kTmaChipRequestsPerNs, 0.8, 1.25, true, "H100 x 1.26 (L2 read ratio); risk: the B200's two-die L2"},
+    {kGlobalAtomicCycles, 0.5, 2.0, false, "estimate, not published"},
+    {kDsmemLatencyCycles, 0.5, 2.0, false, "carried from the H100; not published for B200"},
+    {kDsmemBytesPerCycle, 0.5, 2.0, true, "carried from the H100; not published for B200"},
+    {kDsmemCopyCycles, 0.5, 2.0, false, "carried from the H100; not published for B200"},
+    {kReleaseMembarCycles, 0.7, 2.5, false,
+     "carried from the H100; a GPU-scope membar waits for the L2, split over two dies on the B200 (chipsandcheese)"},
+    {kClusterBarrierCycles, 0.8, 2.0, false, "carried from the H100 per clock"},
+};
+int g_bound = 0;  // set_model_bound
+double g_factor[kNumParams] = {};  // per parameter: 1, or the range's factor at the bound
+
 Param g_params[kNumParams];
 std::vector<std::string> g_param_sources;  // storage for sources read from a file
 bool g_params_ready = false;
 void ensure_params() {
   if (g_params_ready) return;
-  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i], g_factor[i] = 1.0;
   g_params_ready = true;
 }
 
@@ -134,10 +180,31 @@ namespace detail {
 
 double p(ParamId id) {
   ensure_params();
-  return g_params[id].value;
+  return g_params[id].value * g_factor[id];
 }
 
 }  // namespace detail
+
+void set_model_bound(int bound) {
+  ensure_params();
+  g_bound = bound < 0 ? -1 : bound > 0 ? 1 : 0;
+  for (int i = 0; i < kNumParams; ++i) g_factor[i] = 1.0;
+  if (g_bound != 0)
+    for (const Range& r : kRanges) g_factor[r.id] = (g_bound < 0) == r.higher_is_faster ? r.hi : r.lo;
+}
+int model_bound() { return g_bound; }
+
+std::string model_ranges_markdown() {
+  ensure_params();
+  std::string out = "| parameter | point | low | high | unit | why a range |\n|---|---|---|---|---|---|\n";
+  char v[96];
+  for (const Range& r : kRanges) {
+    const Param& q = g_params[r.id];
+    snprintf(v, sizeof v, "%g | %g | %g", q.value, q.value * r.lo, q.value * r.hi);
+    out += std::string("| ") + q.name + " | " + v + " | " + q.unit + " | " + r.reason + " |\n";
+  }
+  return out;
+}
 
 std::string model_parameters_markdown() {
   std::string out = "| parameter | value | unit | kind | source |\n|---|---|---|---|---|\n";

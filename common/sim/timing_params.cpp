@@ -148,8 +148,11 @@ const Range kRanges[] = {
     {kClcRoundTripNs, 0.5, 2.0, false, "estimate, not published"},
     {kPartialSectorCost, 0.5, 1.0, false,
      "measured on the H100 (2x); a B200 may merge a thread's two 16-byte halves of a sector (down to 1x); only a B200 can tell"},
-    {kChipWriteLinesPerNs, 0.8, 1.25, true, "H100 x 1.26 (L2 read ratio); risk: the B200's two-die L2"},
-    {kChipWriteSectorsPerNs, 0.8, 1.25, true, "H100 x 1.26 (L2 read ratio); risk: the B200's two-die L2"},
+    {kChipWriteLinesPerNs, 0.8, 2.0, true,
+     "H100 x 1.26 (the L2 read ratio); a B200's write path may scale with its two dies' L2 partitions rather than with "
+     "the read rate measured through TMA; only a B200 can tell (with every SM storing, this path sets the row-per-thread "
+     "epilogue's pace)"},
+    {kChipWriteSectorsPerNs, 0.8, 2.0, true, "as the lines rate above"},
     {kFenceInitCycles, 0.8, 2.0, false,
      "carried from the H100 per clock; on the H100 the first cluster barrier after the inits took 1.4x what the model adds up"},
     {kMbarHandoffCycles, 0.8, 1.5, false, "carried from the H100 per clock"},

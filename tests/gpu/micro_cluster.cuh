@@ -20,7 +20,6 @@
 // Stamps: 2 per CTA (start, end) as the other kernels; the CTAs a case does not measure write
 // equal stamps, and span_of 1 + r averages rank r only.
 
-constexpr uint32_t kClusterSmemMax = 160 * 1024;
 
 struct ClusterArgs {
   MicroCase mc;

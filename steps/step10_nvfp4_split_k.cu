@@ -78,8 +78,8 @@
 //   one B box, 4 KiB scale copies: 345 ns per k-tile, -32%); C through shared memory and a TMA
 //   store (full sectors: 0.55 us instead of 2.2, step 08); TMA multicast of A and SFA within a
 //   cluster of 2 along N, issued by the two CTAs in turn (3 copies and 27 KiB per k-tile per CTA,
-//   382 ns, -25%, if the issuer pays a multicast box once; the model, uncalibrated there, charges
-//   it to the lowest-ranked destination's SM, which keeps 510 ns); BLOCK_N = 64 (twice the
+//   382 ns, -25%: on an H100 the issuer pays a multicast box once, and the model now charges the
+//   issuing SM, docs/timing_model.md "Cluster mechanisms"); BLOCK_N = 64 (twice the
 //   tiles, half the partial and C bytes: 4 copies and 27 KiB per k-tile, 465 ns; the scale path
 //   here assumes 128-row SFB atoms, so it is not a constant to change).
 //

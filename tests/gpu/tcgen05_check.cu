@@ -429,10 +429,15 @@ int main(int argc, char** argv) {
   const GpuSide& gpu_side = stand_in ? kEmulatorAsGpu : kRealGpu;
   const uint32_t hold_iters = stand_in ? 20 : 2000;
   probe::Report report(prop);
-  std::printf("tcgen05_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
-  if (!(prop.major == 10 && prop.minor == 0)) {
-    const std::string why = "needs compute capability 10.0 (sm_100a: B200, GB200); this GPU is cc " +
-                            std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  // The datacenter Blackwell family (10.0, 10.3: the capability rule of the steps), and code of
+  // this binary the driver loads there.
+  std::string why = tcg::harness::capability_refusal(tcg::Arch::kSm100f, prop.major, prop.minor);
+  const std::string code = stand_in ? "the emulator" : why.empty() ? probe::loaded_code_of(gpu::alloc_probe) : "";
+  if (why.empty() && code.empty()) why = "none of this binary's code (" TCG_GPU_CODE ") loads on this GPU";
+  std::printf("tcgen05_check: %s (cc %d.%d%s%s) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor,
+              code.empty() ? "" : ", ", code.c_str());
+  if (!why.empty()) {
+    why += " (the probes need compute capability 10.0 or 10.3: B200, GB200, B300, GB300)";
     for (const char* f : kFamilies) {
       std::printf("skipped  %s: %s\n", f, why.c_str());
       report.add(f, "", "", "skipped", why);

@@ -1,7 +1,7 @@
 // micro.cu — the timing model's microbenchmarks (`make calibrate`), run on a GPU and in the model.
 //
 // Each kernel is written with the project's own PTX wrappers, so the same source is compiled by
-// nvcc (sm_90 + sm_100a) and by g++ -DTCG_SIM. On a GPU (compute capability >= 9.0) `micro`
+// nvcc (sm_90 + sm_100f) and by g++ -DTCG_SIM. On a GPU (compute capability >= 9.0) `micro`
 // measures every case and appends one row per case to results/micro_<gpu>.csv (GPU, driver,
 // CUDA, clock, date, git revision). `micro --sim [--model-params FILE]` runs the same cases in the
 // emulator's timing model (docs/timing_model.md) and prints the predicted times, so the model can

@@ -1,7 +1,7 @@
 // gpu.cpp — the pieces every GPU run is built from (declared in gpu.h): finding a capable device
 // (the capability rule itself is capability.cpp's), the code the driver loads there, the driver's
-// description, the checked launch (with a time limit, as a wrong mbarrier protocol
-// hangs instead of failing), the timing loop (L2 flushed before every launch, median of at least
+// description, the checked launch (with a time limit, as a wrong mbarrier protocol hangs instead
+// of failing), the timing loop (L2 flushed before every launch, median of at least
 // 100 ms of launches) and the CSV row of a GPU run. The runs themselves are gpu_run.cpp (BF16,
 // cuBLAS), gpu_nvfp4.cpp (NVFP4, cuBLASLt) and traces.cpp (the traced launch); nothing here
 // calls them.
@@ -230,7 +230,7 @@ std::string code_on_device(const GpuCode& code, int device, std::string* why) {
   return loaded_code(code.targets, version);
 }
 
-// "NVIDIA B300 SXM6 AC, 148 SMs, compute capability 10.3, sm_100f code": the device line of a
+// "NVIDIA B200, 148 SMs, compute capability 10.0, sm_100f code": the device line of a
 // GPU run (the report's device: line, a trace's metadata).
 std::string device_description(const GpuInfo& gpu) {
   return strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count, gpu.major, gpu.minor) +

@@ -12,6 +12,9 @@
 # --list-elf` calls the family cubin "….sm_100.cubin", which a 10.3 device loads too).
 set -u
 cd "$(dirname "$0")/../.."
+# Run from `make -j test`: the sub-makes below are independent runs, not part of the caller's
+# jobserver (whose warning would be a second line).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 bad=0
 fail() { echo "FAIL  $*"; bad=1; }
 

@@ -3,6 +3,7 @@
 // row both print (output.cpp). Unlike internal.h, these pieces talk to CUDA or print; they are
 // not unit-tested on their own but through the step binaries (tests/steps/run_steps.sh).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
 // The step in the emulator: inputs, launch, CPU reference, verification, --predict, --trace on
 // the model's clock (emulator_run.cpp). Returns the exit code.
 int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch);
+
+// The range of a prediction (predict_range.cpp): `rerun` emulates the launch again; it runs at
+// the fast and at the slow end of every parameter's range; prints the "range:" line.
+struct PredictionRange {
+  double fast_ns = 0, slow_ns = 0, low_tflops = 0, high_tflops = 0;
+};
+PredictionRange predict_range(double flops, const std::function<void()>& rerun);
 
 // ---------------------------------------------------------------------------------------------
 // Report, for both drivers (output.cpp)

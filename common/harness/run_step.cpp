@@ -46,6 +46,9 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
     if (parsed.options.model_params ||
         (!params_file.empty() && !parsed.options.predict && parsed.options.trace_path.empty())) {
       std::fputs(tcsim::model_parameters_markdown().c_str(), stdout);
+      // The ranges --predict runs at (docs/timing_model.md, "Ranges").
+      std::printf("\nRanges (`--predict` also runs the model with every one at its slow end, then its fast end):\n\n%s",
+                  tcsim::model_ranges_markdown().c_str());
       return 0;
     }
     Options o = parsed.options;

@@ -19,7 +19,7 @@ LAYERS = [
     ["harness/verify", "harness/nvfp4"],
     ["harness/output"],
     ["harness/gpu"],
-    ["harness/traces"],
+    ["harness/traces", "harness/predict_range"],
     ["harness/gpu_nvfp4", "harness/emulator_run"],
     ["harness/gpu_run"],
     ["harness/run_step"],

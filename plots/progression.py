@@ -2,7 +2,9 @@
 """progression.py - the step-by-step BF16 chart: measured, predicted and published, side by side.
 
 Per BF16 step (00..06, 08, 09: every step but the NVFP4 ones) up to three kinds of bar, never mixed up:
-  measured   one bar per GPU, read ONLY from the harness's rows in results/<gpu>.csv
+  measured   one bar per GPU (rows grouped by their gpu column, the device's full name: a B200's
+             and a B300's rows are two series, whichever files hold them), read ONLY from the
+             harness's rows in results/<gpu>.csv
              (`stepNN --csv FILE`, `make bench`); nothing is estimated or filled in;
   model      the emulator's B200 timing model, results/model_b200.csv (`make predict`): a
              PREDICTION, not a measurement (hatched);
@@ -57,7 +59,9 @@ def measured_rows(results_dir):
     rows, files = [], []
     for path in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
         name = os.path.basename(path)
-        if name in (MODEL_FILE, PUBLISHED_FILE):
+        # The model's and the published rows are drawn apart; gpu_check_<gpu>.csv and
+        # micro_<gpu>.csv (make gpu-check, make calibrate) are not step runs.
+        if name in (MODEL_FILE, PUBLISHED_FILE) or name.startswith(("gpu_check_", "micro_")):
             continue
         try:
             rows += read_harness_csv(path)

@@ -16,24 +16,13 @@ namespace tcg::harness {
 // GPUs (gpu.cpp; run_on_gpu in gpu_run.cpp)
 // ---------------------------------------------------------------------------------------------
 
-struct GpuInfo {
-  int index = 0;
-  std::string name;
-  int major = 0, minor = 0, sm_count = 0;
-};
-
-struct GpuSurvey {
-  std::vector<GpuInfo> devices;
-  std::string error;  // why there are no devices, if the runtime said so
-  int capable = -1;   // index into devices of the first one that can run the step
-};
+// GpuInfo, GpuSurvey and the capability rule are pure (internal.h, capability.cpp).
 
 // Never throws: on a machine without a driver or GPU any failure just means "no usable GPU".
 GpuSurvey survey_gpus(Arch arch);
-std::string describe_found(const GpuSurvey& s);  // "NVIDIA B200 (cc 10.0), ..." or why none
-// "needs <what>" and "no <what> here" phrasings of the step's GPU requirement.
-std::string need_long(Arch arch);
-std::string need_short(Arch arch);
+// Asks the driver which code of the step's GPU build it loads on device `device` (made current):
+// loaded_code()'s description, or "" if none loads there (`why` then says what the driver said).
+std::string code_on_device(const GpuCode& code, int device, std::string* why);
 
 // Checked launch, verification against cuBLAS, timing against cuBLAS, report, CSV row.
 // Returns the exit code.

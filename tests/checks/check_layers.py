@@ -15,7 +15,7 @@ import sys
 # Lowest first. A file may call files of lower layers only.
 LAYERS = [
     ["common/trace", "harness/report", "harness/reference"],
-    ["harness/cli", "harness/inputs", "harness/workspace"],
+    ["harness/cli", "harness/inputs", "harness/workspace", "harness/capability"],
     ["harness/verify", "harness/nvfp4"],
     ["harness/output"],
     ["harness/gpu"],

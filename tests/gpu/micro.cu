@@ -1,7 +1,7 @@
 // micro.cu — the timing model's microbenchmarks (`make calibrate`), run on a GPU and in the model.
 //
 // Each kernel is written with the project's own PTX wrappers, so the same source is compiled by
-// nvcc (sm_90 + sm_100a) and by g++ -DTCG_SIM. On a GPU (compute capability >= 9.0) `micro`
+// nvcc (sm_90 + sm_100f) and by g++ -DTCG_SIM. On a GPU (compute capability >= 9.0) `micro`
 // measures every case and appends one row per case to results/micro_<gpu>.csv (GPU, driver,
 // CUDA, clock, date, git revision). `micro --sim [--model-params FILE]` runs the same cases in the
 // emulator's timing model (docs/timing_model.md) and prints the predicted times, so the model can
@@ -40,6 +40,10 @@
 
 #include "../../common/kernel_common.cuh"
 #if !defined(TCG_SIM)
+#include "../../common/harness/internal.h"  // gpu_slug: results/micro_<gpu>.csv
+#ifndef TCG_GPU_CODE  // the Makefile passes the -gencode code= targets, e.g. "sm_90 sm_100f"
+#define TCG_GPU_CODE ""
+#endif
 #include "../../common/sim/sim_api.h"  // micro --sim: the timing model's options and parameters
 #endif
 
@@ -534,6 +538,13 @@ int main(int argc, char** argv) {
     std::printf("micro: needs a GPU of compute capability >= 9.0 (TMA); none found (micro --sim runs the model)\n");
     return 3;
   }
+  // A GPU of 9.0 or later may still load none of this binary's code (sm_90, sm_100f): 12.x, 11.0.
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, gpu::empty_kernel) != cudaSuccess) {
+    std::printf("micro: none of this binary's code (" TCG_GPU_CODE ") loads on %s (cc %d.%d)\n", prop.name, prop.major,
+                prop.minor);
+    return 3;
+  }
   const int sms = prop.multiProcessorCount;
   std::string gpu = prop.name;
   for (char& ch : gpu)
@@ -548,9 +559,7 @@ int main(int argc, char** argv) {
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   if (csv.empty()) {
-    std::string slug;
-    for (char ch : gpu) slug += std::isalnum(static_cast<unsigned char>(ch)) ? char(std::tolower(ch)) : '_';
-    csv = "results/micro_" + std::string(gpu.find("H100") != std::string::npos ? "h100" : gpu.find("H200") != std::string::npos ? "h200" : slug) + ".csv";
+    csv = "results/micro_" + tcg::harness::gpu_slug(gpu) + ".csv";  // h100, b200, b300, ...
   }
   FILE* out = std::fopen(csv.c_str(), "a");
   if (!out) return usage(("cannot open '" + csv + "' for appending").c_str());

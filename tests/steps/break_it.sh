@@ -380,5 +380,23 @@ ARGS=$S10_ARGS case_ s10-no-barrier-after-acquire $S10 "diag:global load before 
       // 3.' '      tcgen05_fence_after_thread_sync();  // warps 3-5 do not wait for the acquire
       // 3.'
 
+# step 11 (NVFP4 split-K, 2 k-tiles per stage, TMA-store C). S11_ARGS: step 10's shape, where step
+# 11's rule takes S = 3 (12, 11, 11 k-tiles: the last split ends with a lone k-tile, the 1-step
+# tail k-tile). S11_ONE: the same on 2 SMs, S = 1: the tail k-tile is the second of a stage.
+S11=steps/step11_nvfp4_wide_copies.cu
+S11_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
+S11_ONE="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 2"
+ARGS=$S11_ONE case_ s11-3d-box-over-tail $S11 wrong \
+  'if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {' 'if (kts == KT_PER_STAGE) {  // "the box stops at K anyway"'
+ARGS=$S11_ARGS case_ s11-lone-k-tile-as-pair $S11 "diag:tx-count" \
+  'if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {' 'if (kt0 + KT_PER_STAGE <= full_k_tiles) {  // "a box of 2 is as cheap"'
+ARGS=$S11_ARGS case_ s11-scales-of-one-k-tile $S11 wrong \
+  '        for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);' '        ksteps = ksteps_of(kt0);  // step 10'"'"'s scale bytes: one k-tile'"'"'s'
+ARGS=$S11_ARGS case_ s11-no-proxy-fence $S11 "diag:missing fence.proxy.async" \
+  '        fence_proxy_async_shared_cta();  // this lane' '        // this lane'
+ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \
+  '      if (tma_c && lane == STORE_LANE) bulk_wait_group_read<0>();
+' ''
+
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

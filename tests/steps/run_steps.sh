@@ -33,7 +33,8 @@ PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(),
 TMA_STORE_STEPS=" step08 step09 "  # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)
 CLC_STEPS=" step09 "            # one pair per tile, tiles taken over with clusterlaunchcontrol.try_cancel
 NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)
-SPLITK_STEPS=" step10 "         # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
+SPLITK_STEPS=" step10 step11 "  # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
+WIDE_COPY_STEPS=" step11 "      # NVFP4, 2 k-tiles per stage (3-D boxes, 2-D for a tail or lone k-tile), C by TMA stores
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...
   local step=$1; shift
@@ -85,6 +86,20 @@ for step in "$@"; do
     run "$step" --m 128 --n 1792 --k 4096 --inputs integer --sim-sms 37               # shape 1 scaled by 1/4: 14 tiles, S = 2
     run "$step" --m 128 --n 1024 --k 7168 --inputs random --sim-sms 37 --sim-seed 2  # shape 2 scaled: 8 tiles, S = 4 of 28
     run "$step" --m 128 --n 1024 --k 7168 --inputs random --sim-sms 37 --sim-seed 5
+    if [[ "$WIDE_COPY_STEPS" == *" $step "* ]]; then
+      # Stages of 2 k-tiles: a split of an odd k-tile count ends with a lone k-tile (2-D boxes),
+      # K with no whole k-tile has no 3-D box at all, and C goes out by TMA stores only when
+      # N % 8 == 0: boxes clipped at M and N, a sub-tile wholly beyond N (N = 136, 72), S > 1 too.
+      expected=$((expected + 8))
+      run "$step" --m 50 --n 200 --k 4160 --inputs integer --sim-sms 12                 # 2 tiles, S = 4 of 17: 5,4,4,4; C clipped
+      run "$step" --m 50 --n 200 --k 4160 --inputs random --sim-sms 12 --sim-seed 3
+      run "$step" --m 130 --n 72 --k 1792 --inputs integer                            # 2 row tiles, 7 k-tiles, sub-tile 1 beyond N
+      run "$step" --m 130 --n 72 --k 1792 --inputs random --sim-seed 1
+      run "$step" --m 128 --n 136 --k 192 --inputs integer                            # K of 3 k-steps: no whole k-tile
+      run "$step" --m 256 --n 256 --k 3328 --inputs integer --sim-sms 4                 # 4 tiles, S = 1 of 13 k-tiles: stage parities wrap
+      run "$step" --m 256 --n 256 --k 3328 --inputs random --sim-sms 4 --sim-seed 2
+      run "$step" --m 128 --n 4096 --k 7168 --inputs integer                          # competition shape 2 itself (S = 3)
+    fi
     continue
   fi
   if [[ "$NVFP4_STEPS" == *" $step "* ]]; then

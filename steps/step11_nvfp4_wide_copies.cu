@@ -52,17 +52,17 @@
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_layout.h"
 
+#include <cstdlib>
+
 namespace TCG_BUILD_NS {
 
 using namespace tcg;
 
 constexpr int BLOCK_M = 128;           // = MMA M: one TMEM lane per output row
-constexpr int BLOCK_N = 128;           // = MMA N: one TMEM column per output column
 constexpr int BLOCK_K = 256;           // FP4 elements of K per k-tile: one 128-byte swizzle atom row
 constexpr int MMA_K = int(kMxf4K);     // K of one kind::mxf4nvf4 MMA: 64 elements = 32 bytes
 constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per k-tile
 constexpr int KT_PER_STAGE = 2;        // k-tiles per stage, loaded by one box per operand
-constexpr int NUM_STAGES = 6 / KT_PER_STAGE;  // 216 KiB of ring, as step 10's 6 x 36 KiB
 constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
 constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
 constexpr uint32_t EPILOGUE_BAR = 1;   // named barrier of the 4 epilogue warps (0 is __syncthreads)
@@ -70,80 +70,109 @@ constexpr uint32_t EPILOGUE_THREADS = 128;
 constexpr int SUB_N = 64;              // C sub-tile: 64 FP16 columns = one 128-byte swizzled row
 constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one epilogue warp
 constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
+constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
 
-// The split rule's costs in ns of the model (SPLIT OR NOT): a stage's copies, and the tail.
+// The plan's costs in ns of the model (SPLIT OR NOT, BLOCK_N): copies, the tail, C.
 constexpr int kCopyNs = 82;              // 153 cycles at 1.86 GHz per copy on the SM's TMA unit
 constexpr int kTmaBytesPerNs = 204;      // 204 GB/s beyond the per-copy time
-constexpr int kKTileBytes = 36864;       // A + B + SFA + SFB of one k-tile: 16 + 16 + 2 + 2 KiB
-constexpr int kPartialNs = 1100;         // a 64 KiB partial through the SM's 32 B/cycle store path
+constexpr int kStoreBytesPerNs = 60;     // the SM's store path: 32 B per cycle at 1.86 GHz (H100-measured)
 constexpr int kAtomNs = 320;             // the counter's atom.acq_rel round trip: 600 cycles (estimate)
 
-constexpr uint32_t SFA_ATOMS_PER_KSTEP = BLOCK_M / kSfAtomRows;  // 1
-constexpr uint32_t SFB_ATOMS_PER_KSTEP = BLOCK_N / kSfAtomRows;  // 1
-constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;     // 8
-constexpr uint32_t SFA_STAGE_BYTES = KSTEPS_PER_STAGE * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;  // 4 KiB
-constexpr uint32_t SFB_STAGE_BYTES = KSTEPS_PER_STAGE * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;  // 4 KiB
-
-constexpr uint32_t SFA_COLS_PER_KSTEP = BLOCK_M / 32;  // 4
-constexpr uint32_t SFB_COLS_PER_KSTEP = BLOCK_N / 32;  // 4
-constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * (SFA_COLS_PER_KSTEP + SFB_COLS_PER_KSTEP);  // 64
-constexpr uint32_t SF_TMEM_BASE = BLOCK_N;
-static_assert(SF_TMEM_BASE + NUM_STAGES * SF_TMEM_STAGE_COLS <= TMEM_COLS, "TMEM columns");
-
-// Shared memory, offsets from a 1024-byte-aligned base. k-tile j of stage s: A at
-// a_tile(s) + j * KTILE_BYTES (a 3-D box writes its k-tiles one after the other).
-constexpr uint32_t KTILE_BYTES = BLOCK_M * BLOCK_K / 2;  // 128 x 128 B = 16 KiB (A; B likewise)
-constexpr uint32_t A_STAGE_BYTES = KT_PER_STAGE * KTILE_BYTES;  // 32 KiB
-constexpr uint32_t B_STAGE_BYTES = KT_PER_STAGE * BLOCK_N * BLOCK_K / 2;  // 32 KiB
-constexpr uint32_t A_TILES = 0;
-constexpr uint32_t B_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
-constexpr uint32_t SFA_TILES = B_TILES + NUM_STAGES * B_STAGE_BYTES;
-constexpr uint32_t SFB_TILES = SFA_TILES + NUM_STAGES * SFA_STAGE_BYTES;
-constexpr uint32_t TMA_FULL_BARS = SFB_TILES + NUM_STAGES * SFB_STAGE_BYTES;
-constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
-constexpr uint32_t MAINLOOP_DONE_BAR = MMA_DONE_BARS + NUM_STAGES * 8;
-constexpr uint32_t TMEM_SLOT = MAINLOOP_DONE_BAR + 8;
-constexpr uint32_t REDUCER_FLAG = TMEM_SLOT + 4;  // 1: this CTA arrived last and reduces its tile
-constexpr uint32_t SMEM_BYTES = REDUCER_FLAG + 4;
-// C staging, after the mainloop: epilogue warp q's two 32 x 64 FP16 sub-tiles (4 KiB each).
-constexpr uint32_t STAGING_BYTES = SUB_M * SUB_N * 2;  // 4 KiB
-constexpr uint32_t STAGING = A_TILES;
-
+constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
+constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
+constexpr uint32_t SF_COLS_PER_KSTEP = 4;  // TMEM columns one atom fills (tcgen05.cp .32x128b.warpx4)
+constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 2 * SF_COLS_PER_KSTEP;  // 64: SFA then SFB
+constexpr uint32_t A_KTILE_BYTES = BLOCK_M * BLOCK_K / 2;  // 128 x 128 B = 16 KiB
+constexpr uint32_t A_STAGE_BYTES = KT_PER_STAGE * A_KTILE_BYTES;  // 32 KiB
+constexpr uint32_t STAGING_BYTES = SUB_M * SUB_N * 2;  // 4 KiB: one 32 x 64 FP16 sub-tile of C
 constexpr uint32_t SBO_SW128 = 8 * 128;
 constexpr uint32_t SBO_SF = 128;
-static_assert(KTILE_BYTES % 1024 == 0 && STAGING_BYTES % 1024 == 0, "128B-swizzled tiles must be 1024-byte aligned");
-static_assert(4 * (BLOCK_N / SUB_N) * STAGING_BYTES <= NUM_STAGES * A_STAGE_BYTES, "C staging fits in the A ring");
-static_assert(SMEM_BYTES + kSmemAlignSlack <= 232448, "exceeds the sm_100 shared-memory limit");
-static_assert(is_valid_mxf4_shape_cta1(BLOCK_M, BLOCK_N), "invalid kind::mxf4nvf4 shape");
-static_assert(SUB_N * 2 == 128 && BLOCK_N % SUB_N == 0, "a sub-tile row is one 128-byte swizzle span");
-constexpr uint32_t IDESC = make_idesc_mxf4nvf4(BLOCK_M, BLOCK_N);
 
-// The workspace, as step 10: per-tile counters, then one 64 KiB FP32 partial per (tile, split),
-// granule (g, r) (4 columns of one row) at 16 * (128 g + r).
-constexpr uint32_t PARTIAL_BYTES = BLOCK_M * BLOCK_N * 4;  // 64 KiB
+// Everything that depends on BLOCK_N (= MMA N: one TMEM column per output column), 128 or 64.
+// Shared memory, offsets from a 1024-byte-aligned base; k-tile j of stage s at
+// a_tile(s) + j * A_KTILE_BYTES (a 3-D box writes its k-tiles one after the other), B likewise.
+// B's scales come in 128-row atoms whatever BLOCK_N: with 64 a CTA loads its tile's whole atom
+// and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
+// an atom in column r / 32: rows 64-127 are columns 2 and 3).
+template <int BN>
+struct Cfg {
+  static constexpr int BLOCK_N = BN;
+  static constexpr uint32_t B_KTILE_BYTES = BN * BLOCK_K / 2;           // 16 or 8 KiB
+  static constexpr uint32_t B_STAGE_BYTES = KT_PER_STAGE * B_KTILE_BYTES;
+  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES + 2 * SF_STAGE_BYTES;  // 72 or 56 KiB
+  static constexpr int NUM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024) / STAGE_BYTES);  // 3 or 4
+  static constexpr uint32_t A_TILES = 0;
+  static constexpr uint32_t B_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
+  static constexpr uint32_t SFA_TILES = B_TILES + NUM_STAGES * B_STAGE_BYTES;
+  static constexpr uint32_t SFB_TILES = SFA_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr uint32_t TMA_FULL_BARS = SFB_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
+  static constexpr uint32_t MAINLOOP_DONE_BAR = MMA_DONE_BARS + NUM_STAGES * 8;
+  static constexpr uint32_t TMEM_SLOT = MAINLOOP_DONE_BAR + 8;
+  static constexpr uint32_t REDUCER_FLAG = TMEM_SLOT + 4;  // 1: this CTA arrived last and reduces its tile
+  static constexpr uint32_t SMEM_BYTES = REDUCER_FLAG + 4;
+  static constexpr uint32_t STAGING = A_TILES;  // C staging after the mainloop: warp q's sub-tiles
+  static constexpr int SUBTILES = BN / SUB_N;   // per epilogue warp: 2 or 1
+  static constexpr uint32_t SF_TMEM_BASE = BN;
+  static constexpr uint32_t IDESC = make_idesc_mxf4nvf4(BLOCK_M, BN);
+  static constexpr uint32_t PARTIAL_BYTES = BLOCK_M * BN * 4;  // 64 or 32 KiB of FP32
+  static_assert(B_KTILE_BYTES % 1024 == 0 && A_KTILE_BYTES % 1024 == 0 && STAGING_BYTES % 1024 == 0,
+                "128B-swizzled tiles must be 1024-byte aligned");
+  static_assert(4 * SUBTILES * STAGING_BYTES <= NUM_STAGES * A_STAGE_BYTES, "C staging fits in the A ring");
+  static_assert(SMEM_BYTES + kSmemAlignSlack <= SMEM_LIMIT, "exceeds the sm_100 shared-memory limit");
+  static_assert(SF_TMEM_BASE + NUM_STAGES * SF_TMEM_STAGE_COLS <= TMEM_COLS, "TMEM columns");
+  static_assert(is_valid_mxf4_shape_cta1(BLOCK_M, BN) && BN % SUB_N == 0 && BN <= int(kSfAtomRows),
+                "invalid kind::mxf4nvf4 shape, or a tile wider than one scale atom");
+};
+static_assert(Cfg<128>::NUM_STAGES == 3 && Cfg<64>::NUM_STAGES == 4, "the header's stage counts");
+
+// The workspace, as step 10: per-tile counters, then one FP32 partial per (tile, split), granule
+// (g, r) (4 columns of one row) at 16 * (128 g + r).
 __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32_t row) {
   return 16u * (col_group * BLOCK_M + row);
 }
 __host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(tiles) * 4 + 255) / 256 * 256; }
 
-// Streaming n k-tiles on one SM's TMA unit: floor(n / 2) two-k-tile stages, one single if n is odd.
-__host__ __device__ constexpr int stage_ns(int kts) { return 4 * kCopyNs + kts * kKTileBytes / kTmaBytesPerNs; }
-__host__ __device__ constexpr int stream_ns(int kts) {
-  return kts / KT_PER_STAGE * stage_ns(KT_PER_STAGE) + (kts % KT_PER_STAGE ? stage_ns(kts % KT_PER_STAGE) : 0);
+// The plan: BLOCK_N and S. Streaming n k-tiles on one SM's TMA unit: floor(n / 2) two-k-tile
+// stages, one single if n is odd; each stage 4 copies and its bytes.
+__host__ __device__ constexpr int stage_ns(int bn, int kts) {
+  return 4 * kCopyNs + kts * (int(A_KTILE_BYTES) + bn * BLOCK_K / 2 + 2 * int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs;
 }
-__host__ __device__ constexpr int tail_ns(int s) { return s > 1 ? kAtomNs + s * kPartialNs : 0; }
+__host__ __device__ constexpr int stream_ns(int bn, int kts) {
+  return kts / KT_PER_STAGE * stage_ns(bn, KT_PER_STAGE) + (kts % KT_PER_STAGE ? stage_ns(bn, kts % KT_PER_STAGE) : 0);
+}
+// S > 1: the reducer's partial out, the atom, S - 1 partials in (BLOCK_M x bn FP32 each).
+__host__ __device__ constexpr int tail_ns(int bn, int s) {
+  return s > 1 ? kAtomNs + s * (BLOCK_M * bn * 4 / kStoreBytesPerNs) : 0;
+}
+__host__ __device__ constexpr int c_store_ns(int bn) { return BLOCK_M * bn * 2 / kStoreBytesPerNs; }
 // S: at most one wave (tiles x S <= SMs) and one k-tile per split; among those, the S with the
 // least streaming + reduction tail on the reducing SM; a tie keeps the smaller S.
-__host__ __device__ constexpr int splits_for(int tiles, int k_tiles, int sms) {
+__host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms) {
   const int most = sms / tiles < k_tiles ? sms / tiles : k_tiles;
   int best = 1;
   for (int s = 2; s <= most; ++s)
-    if (stream_ns(ceil_div(k_tiles, s)) + tail_ns(s) < stream_ns(ceil_div(k_tiles, best)) + tail_ns(best)) best = s;
+    if (stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) <
+        stream_ns(bn, ceil_div(k_tiles, best)) + tail_ns(bn, best))
+      best = s;
   return best;
 }
-static_assert(stage_ns(2) == 689 && stage_ns(1) == 508, "the header's 690 / 510 ns stages");
-static_assert(splits_for(56, 64, 148) == 2 && splits_for(32, 28, 148) == 3 && splits_for(56, 8, 148) == 1,
-              "the competition shapes' splits, as the header explains them");
+// The whole estimate of a BLOCK_N: waves x (streaming + tail + C).
+__host__ __device__ constexpr int plan_ns(int bn, int m, int n, int k_tiles, int sms) {
+  const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms);
+  return ceil_div(tiles * s, sms) * (stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) + c_store_ns(bn));
+}
+// BLOCK_N = 64 when the estimate says so (ties keep 128).
+__host__ __device__ constexpr int block_n_for(int m, int n, int k_tiles, int sms) {
+  return plan_ns(64, m, n, k_tiles, sms) < plan_ns(128, m, n, k_tiles, sms) ? 64 : 128;
+}
+static_assert(stage_ns(128, 2) == 689 && stage_ns(128, 1) == 508 && stage_ns(64, 2) == 609, "the header's stages");
+static_assert(block_n_for(128, 7168, 64, 148) == 128 && splits_for(128, 56, 64, 148) == 2,
+              "competition shape 1: BLOCK_N = 128, S = 2, as the header explains");
+static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 148) == 2,
+              "competition shape 2: BLOCK_N = 64, S = 2");
+static_assert(block_n_for(128, 7168, 8, 148) == 64 && splits_for(64, 112, 8, 148) == 1,
+              "competition shape 3: BLOCK_N = 64, S = 1");
 
 __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);
@@ -167,29 +196,31 @@ __device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int 
   }
 }
 
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS)
-    gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                const __grid_constant__ CUtensorMap tmap_a3, const __grid_constant__ CUtensorMap tmap_b3,
-                const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t* sfa, const uint8_t* sfb,
-                __half* c, int m, int n, int k, int splits, uint32_t* counters, uint8_t* partials,
-                const __grid_constant__ TraceBuf trace_buf) {
+// The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
+template <int BN, bool kTrace>
+__device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
+                                          const CUtensorMap& tmap_a3, const CUtensorMap& tmap_b3,
+                                          const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
+                                          const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
+                                          uint32_t* counters, uint8_t* partials, const TraceBuf& trace_buf) {
+  using L = Cfg<BN>;
+  constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
   PhaseTrace<kTrace> trace(trace_buf);
   trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
   const uint32_t smem_base = smem_addr(smem);
-  auto a_tile = [&](int s) { return smem_base + A_TILES + s * A_STAGE_BYTES; };
-  auto b_tile = [&](int s) { return smem_base + B_TILES + s * B_STAGE_BYTES; };
-  auto sfa_tile = [&](int s) { return smem_base + SFA_TILES + s * SFA_STAGE_BYTES; };
-  auto sfb_tile = [&](int s) { return smem_base + SFB_TILES + s * SFB_STAGE_BYTES; };
-  auto tma_full_bar = [&](int s) { return smem_base + TMA_FULL_BARS + 8 * s; };
-  auto mma_done_bar = [&](int s) { return smem_base + MMA_DONE_BARS + 8 * s; };
+  auto a_tile = [&](int s) { return smem_base + L::A_TILES + s * A_STAGE_BYTES; };
+  auto b_tile = [&](int s) { return smem_base + L::B_TILES + s * L::B_STAGE_BYTES; };
+  auto sfa_tile = [&](int s) { return smem_base + L::SFA_TILES + s * SF_STAGE_BYTES; };
+  auto sfb_tile = [&](int s) { return smem_base + L::SFB_TILES + s * SF_STAGE_BYTES; };
+  auto tma_full_bar = [&](int s) { return smem_base + L::TMA_FULL_BARS + 8 * s; };
+  auto mma_done_bar = [&](int s) { return smem_base + L::MMA_DONE_BARS + 8 * s; };
   auto staging = [&](int quarter, int sub) {
-    return smem_base + STAGING + (quarter * (BLOCK_N / SUB_N) + sub) * STAGING_BYTES;
+    return smem_base + L::STAGING + (quarter * L::SUBTILES + sub) * STAGING_BYTES;
   };
-  const uint32_t mainloop_done_bar = smem_base + MAINLOOP_DONE_BAR;
-  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
-  volatile uint32_t* reducer_flag = reinterpret_cast<uint32_t*>(smem + REDUCER_FLAG);
+  const uint32_t mainloop_done_bar = smem_base + L::MAINLOOP_DONE_BAR;
+  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + L::TMEM_SLOT);
+  volatile uint32_t* reducer_flag = reinterpret_cast<uint32_t*>(smem + L::REDUCER_FLAG);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles_n = ceil_div(n, BLOCK_N);
@@ -198,7 +229,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   const int m0 = tile / tiles_n * BLOCK_M, n0 = tile % tiles_n * BLOCK_N;
 
   if (warp == 1) {
-    tmem_alloc(smem_base + TMEM_SLOT, TMEM_COLS);
+    tmem_alloc(smem_base + L::TMEM_SLOT, TMEM_COLS);
     tmem_relinquish_alloc_permit();
   } else if (warp == 0 && elect_one_sync()) {
     for (int s = 0; s < NUM_STAGES; ++s) {
@@ -235,22 +266,21 @@ __global__ void __launch_bounds__(NUM_THREADS)
         const int kt0 = kt_begin + i * KT_PER_STAGE, kts = kts_of_stage(i), s = i % NUM_STAGES;
         int ksteps = 0;
         for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);
-        const uint32_t sf_bytes_a = uint32_t(ksteps) * SFA_ATOMS_PER_KSTEP * kSfAtomBytes;
-        const uint32_t sf_bytes_b = uint32_t(ksteps) * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;
+        const uint32_t sf_bytes = uint32_t(ksteps) * kSfAtomBytes;  // one atom per k-step, for A and for B
         mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
-        mbarrier_arrive_expect_tx(tma_full_bar(s), uint32_t(kts) * 2 * KTILE_BYTES + sf_bytes_a + sf_bytes_b);
+        mbarrier_arrive_expect_tx(tma_full_bar(s), uint32_t(kts) * (A_KTILE_BYTES + L::B_KTILE_BYTES) + 2 * sf_bytes);
         if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {  // one box per operand
           tma_load_3d(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s));
           tma_load_3d(b_tile(s), &tmap_b3, 0, n0, kt0, tma_full_bar(s));
         } else {  // a partial or lone k-tile: step 10's boxes, one per k-tile
           for (int j = 0; j < kts; ++j) {
-            tma_load_2d(a_tile(s) + j * KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
-            tma_load_2d(b_tile(s) + j * KTILE_BYTES, &tmap_b, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+            tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
+            tma_load_2d(b_tile(s) + j * L::B_KTILE_BYTES, &tmap_b, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
           }
         }
-        bulk_load(sfa_tile(s), sfa + sf_atom_offset(sfa_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes_a,
+        bulk_load(sfa_tile(s), sfa + sf_atom_offset(sfa_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
                   tma_full_bar(s));
-        bulk_load(sfb_tile(s), sfb + sf_atom_offset(sfb_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes_b,
+        bulk_load(sfb_tile(s), sfb + sf_atom_offset(sfb_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
                   tma_full_bar(s));
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
@@ -267,30 +297,27 @@ __global__ void __launch_bounds__(NUM_THREADS)
     if (elect_one_sync()) {
       const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       uint32_t full_parity = 0;
+      // BLOCK_N = 64: this tile's rows of B are half of a scale atom, columns 2-3 for the odd half.
+      const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;
       for (int i = 0; i < my_stages; ++i) {
         const int kt0 = kt_begin + i * KT_PER_STAGE, s = i % NUM_STAGES;
         mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
         tcgen05_fence_after_thread_sync();
-        const uint32_t sf_cols = SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
+        const uint32_t sf_cols = L::SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
         for (int j = 0; j < kts_of_stage(i); ++j)
           for (int ks = 0; ks < ksteps_of(kt0 + j); ++ks) {
             const uint32_t q = uint32_t(j * KSTEPS + ks);  // k-step of the stage; its scale atoms are the q-th
-            const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + q * SFA_COLS_PER_KSTEP);
-            const uint32_t sfb_tmem =
-                tmem_offset(tmem_accum, 0, sf_cols + KSTEPS_PER_STAGE * SFA_COLS_PER_KSTEP + q * SFB_COLS_PER_KSTEP);
-            for (uint32_t a = 0; a < SFA_ATOMS_PER_KSTEP; ++a)
-              tcgen05_cp_32x128b_warpx4(
-                  tmem_offset(sfa_tmem, 0, 4 * a),
-                  make_smem_desc(sfa_tile(s) + (q * SFA_ATOMS_PER_KSTEP + a) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
-            for (uint32_t a = 0; a < SFB_ATOMS_PER_KSTEP; ++a)
-              tcgen05_cp_32x128b_warpx4(
-                  tmem_offset(sfb_tmem, 0, 4 * a),
-                  make_smem_desc(sfb_tile(s) + (q * SFB_ATOMS_PER_KSTEP + a) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + q * SF_COLS_PER_KSTEP);
+            const uint32_t sfb_atom_tmem =
+                tmem_offset(tmem_accum, 0, sf_cols + (KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
+            tcgen05_cp_32x128b_warpx4(sfa_tmem, make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            tcgen05_cp_32x128b_warpx4(sfb_atom_tmem,
+                                      make_smem_desc(sfb_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
             const uint64_t a_desc =
-                make_smem_desc(a_tile(s) + j * KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+                make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
             const uint64_t b_desc =
-                make_smem_desc(b_tile(s) + j * KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
-            mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b_desc, IDESC, sfa_tmem, sfb_tmem,
+                make_smem_desc(b_tile(s) + j * L::B_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b_desc, L::IDESC, sfa_tmem, sfb_atom_tmem + sfb_half_cols,
                                     /*accumulate=*/i > 0 || j > 0 || ks > 0);
           }
         mma_commit(mma_done_bar(s));
@@ -306,11 +333,11 @@ __global__ void __launch_bounds__(NUM_THREADS)
     const int quarter = warp % 4;
     const int tile_row = quarter * 32 + lane;  // = TMEM lane
     const int row = m0 + tile_row;
-    uint8_t* const slots = partials + size_t(tile) * size_t(splits) * PARTIAL_BYTES;
+    uint8_t* const slots = partials + size_t(tile) * size_t(splits) * L::PARTIAL_BYTES;
     bool write_c = true;
     if (splits > 1) {
       // 1.-2. As step 10: this split's partial to its slot, bar.sync, count with acq_rel.
-      uint8_t* const mine = slots + size_t(split) * PARTIAL_BYTES;
+      uint8_t* const mine = slots + size_t(split) * L::PARTIAL_BYTES;
       for (int col = 0; col < BLOCK_N; col += 16) {
         uint32_t r[16];
         tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
@@ -333,7 +360,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
     }
     if (write_c) {
       // 3. C = ((p0 + p1) + p2) + ... in split order (S = 1: the accumulator), 64 columns at a time.
-      for (int sub = 0; sub < BLOCK_N / SUB_N; ++sub) {
+      for (int sub = 0; sub < L::SUBTILES; ++sub) {
         uint32_t r[SUB_N];
         for (int col = sub * SUB_N; col < (sub + 1) * SUB_N; col += 16) {
           uint32_t* const out = r + (col - sub * SUB_N);
@@ -351,7 +378,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
               for (int e = 0; e < 16; ++e) v[e] = own[e];
             } else {
               for (int g = 0; g < 4; ++g) {
-                const uint4 q = ld_global_v4(slots + size_t(s) * PARTIAL_BYTES +
+                const uint4 q = ld_global_v4(slots + size_t(s) * L::PARTIAL_BYTES +
                                              granule_offset(uint32_t(col / 4 + g), uint32_t(tile_row)));
                 v[4 * g] = q.x, v[4 * g + 1] = q.y, v[4 * g + 2] = q.z, v[4 * g + 3] = q.w;
               }
@@ -395,6 +422,21 @@ __global__ void __launch_bounds__(NUM_THREADS)
   tcgen05_fence_after_thread_sync();
   if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
   trace.end(Phase::kTeardown);
+}
+
+#define TCG_STEP11_PARAMS                                                                                           \
+  const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,                          \
+      const __grid_constant__ CUtensorMap tmap_a3, const __grid_constant__ CUtensorMap tmap_b3,                    \
+      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb, __half *c,   \
+      int m, int n, int k, int splits, uint32_t *counters, uint8_t *partials, const __grid_constant__ TraceBuf trace_buf
+#define TCG_STEP11_ARGS tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, sfa, sfb, c, m, n, k, splits, counters, partials, trace_buf
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n128(TCG_STEP11_PARAMS) {
+  gemm_body<128, kTrace>(TCG_STEP11_ARGS);
+}
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP11_PARAMS) {
+  gemm_body<64, kTrace>(TCG_STEP11_ARGS);
 }
 
 // A (or B) as 2-D K-major bytes, step 10's box: 128 B of K x box_rows rows, 128B-swizzled.
@@ -450,14 +492,23 @@ static CUtensorMap make_c_store_map(__half* c, int m, int n) {
   return make_tensor_map(t);
 }
 
+// The plan: BLOCK_N (block_n_for) and S (splits_for). A launch with BLOCK_N forced to 64 or 128
+// (--block-n is not a harness flag: tests force it with the TCG_STEP11_BLOCK_N environment
+// variable, the same plan otherwise).
 struct SplitPlan {
-  int tiles, k_tiles, splits;
+  int block_n, tiles, k_tiles, splits;
 };
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
-  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, BLOCK_N);
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  p.splits = splits_for(p.tiles, p.k_tiles, sms);
+  p.block_n = block_n_for(m, n, p.k_tiles, sms);
+  if (const char* forced = std::getenv("TCG_STEP11_BLOCK_N")) {
+    const std::string v = forced;
+    if (v != "64" && v != "128") throw std::invalid_argument("TCG_STEP11_BLOCK_N must be 64 or 128, got '" + v + "'");
+    p.block_n = std::stoi(v);
+  }
+  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
+  p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms);
   return p;
 }
 
@@ -467,12 +518,12 @@ static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
   if (p.splits == 1) return {};
   StepWorkspace w;
   w.zeroed_bytes = counter_bytes(p.tiles);
-  w.bytes = w.zeroed_bytes + size_t(p.tiles) * size_t(p.splits) * PARTIAL_BYTES;
+  w.bytes = w.zeroed_bytes + size_t(p.tiles) * size_t(p.splits) * size_t(BLOCK_M * p.block_n * 4);
   return w;
 }
 
-constexpr StepSpec spec{11, "nvfp4_wide_copies", "NVFP4 split-K, two k-tiles per copy, TMA-store C", Arch::kSm100a,
-                        /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
+constexpr StepSpec spec{11, "nvfp4_wide_copies", "NVFP4 split-K, two k-tiles per copy, TMA-store C, BLOCK_N 64 or 128",
+                        Arch::kSm100a, /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;
@@ -486,18 +537,24 @@ void launch(const GemmArgs& g) {
   uint32_t* counters = reinterpret_cast<uint32_t*>(ws);
   uint8_t* partials = ws ? ws + need.zeroed_bytes : nullptr;
   const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, BLOCK_N);
+  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
   const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, BLOCK_N);
+  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n);
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const CUtensorMap tmap_c = tma_c ? make_c_store_map(f.c, g.m, g.n) : CUtensorMap{};
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
   d.block = dim3(NUM_THREADS);
-  d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
-  launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, f.sfa,
-                f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+  if (p.block_n == 64) {
+    d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
+    launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
+                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+  } else {
+    d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
+    launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
+                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+  }
 }
 
 }  // namespace TCG_BUILD_NS

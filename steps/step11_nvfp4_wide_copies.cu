@@ -1,50 +1,66 @@
-// Step 11 — NVFP4 split-K with fewer, bigger copies and a TMA-store C: two k-tiles per copy, the
-// scales of both in one bulk copy, and C written through shared memory in full sectors.
+// Step 11 — NVFP4 at the competition's level: fewer, bigger copies (two k-tiles per copy), C
+// through shared memory and TMA stores, and BLOCK_N = 64 or 128 chosen per shape.
 //
 // NEW SINCE STEP 10
-//   The split rule, the workspace and the fixed-order reduction are step 10's. What changes:
-//   * A stage holds KT_PER_STAGE = 2 k-tiles (72 KiB), so the ring has 3 stages instead of 6
-//     (the same 216 KiB). A stage of two whole k-tiles is loaded with FOUR copies instead of
-//     eight: one 3-D TMA box of A (128 B of K x 128 rows x 2 k-tiles = 32 KiB), the same for B,
-//     and one 4 KiB bulk copy each for SFA and SFB (the scale atoms of consecutive k-steps are
-//     contiguous in global memory, nvfp4_layout.h). The 3-D tensor map views K as (128 bytes
-//     within a k-tile) x rows x (k-tile), its third stride 128 bytes: box j of a stage lands at
-//     +16 KiB x j, exactly where step 10's 2-D box of that k-tile would. A stage with a k-tile
-//     that is partial (K's 1..3-step tail, which the 3-D view does not cover) or alone (an odd
-//     k-tile count in a split) takes step 10's 2-D boxes, one per k-tile.
+//   The split-K scheme (S CTAs per tile, the last one sums the FP32 partials in split order) and
+//   its workspace are step 10's. What changes:
+//   * A stage holds KT_PER_STAGE = 2 k-tiles, loaded with FOUR copies instead of eight: one 3-D
+//     TMA box of A (128 B of K x 128 rows x 2 k-tiles = 32 KiB), the same for B, and one bulk copy
+//     each for SFA and SFB (4 KiB: the scale atoms of consecutive k-steps are contiguous in global
+//     memory, nvfp4_layout.h). The 3-D tensor map views K as (128 bytes within a k-tile) x rows x
+//     (k-tile), its third stride 128 bytes: k-tile j of a stage lands at +16 KiB x j, exactly where
+//     step 10's 2-D box would put it. A stage with a partial k-tile (K's 1..3-step tail, outside
+//     the 3-D view) or a lone one (an odd k-tile count in a split) takes 2-D boxes, one per k-tile.
 //   * C goes TMEM -> registers -> FP16 in 128B-swizzled shared memory -> one TMA store per
-//     32 x 64 sub-tile (step 08's epilogue), whether from TMEM (S = 1) or from the reducing CTA's
-//     sum of the S partials. The staging buffers are the first 32 KiB of the A ring, free once
-//     the last MMA has completed (mainloop_done_bar). N % 8 != 0 (no tensor map for C) keeps
-//     step 10's direct stores.
-//   * The split rule (splits_for) counts the new cost of a split's streaming (below).
+//     32 x 64 sub-tile (step 08's epilogue), from TMEM (S = 1) or from the reducer's sum. The
+//     staging buffers reuse the A ring, idle once the last MMA has completed (mainloop_done_bar).
+//     N % 8 != 0 (no tensor map for C) keeps step 10's direct stores.
+//   * BLOCK_N (= MMA N) is 128 or 64, a template parameter (gemm_kernel_n128 / _n64). B's scales
+//     come in 128-row atoms either way: a 64-wide tile loads its atom whole and the MMA reads its
+//     half, 2 TMEM columns further for the odd half (row r of an atom sits in column r / 32; as
+//     CUTLASS's sm100 block-scaled mainloop does for N = 64). 64 halves B, the partial and C per
+//     CTA and doubles the tiles: 4 stages of 56 KiB fit.
+//   * The plan (plan_for): for each BLOCK_N the split count S as step 10 chooses it, with the new
+//     costs below; then the BLOCK_N whose estimate (waves x (streaming + tail + C)) is smaller.
 //
 // WHY IT IS FASTER (the B200 timing model, docs/timing_model.md, `./step11 --model-params`)
 //   The SM's TMA unit charges 153 cycles (82 ns) per copy plus the bytes at 204 GB/s. Step 10's
 //   k-tile: 4 copies + 36 KiB = 329 + 181 = 510 ns. Two k-tiles here: 4 copies + 72 KiB =
-//   329 + 361 = 690 ns, 345 ns per k-tile (-32%). The per-copy time is an H100 split of a
-//   published B200 all-in rate; on the H100 one 32 KiB box took 386 ns and two 16 KiB boxes
-//   about 530 ns (docs/timing_model.md, validation), so the gain rests on a measured mechanism.
-//   C: step 10 stores a row per thread, 16 bytes into each of 32 rows per warp instruction, 32
-//   half-filled sectors charged twice: 64 instructions x 64 cycles = 2.2 us per 32 KiB tile. A
-//   TMA store writes whole 128-byte rows: 1024 full sectors, 0.55 us (the store path's 32 B per
-//   cycle per SM, H100-measured, carried per clock).
+//   329 + 361 = 690 ns, 345 ns per k-tile (-32%); with BLOCK_N = 64, 4 copies + 56 KiB = 609 ns.
+//   C: step 10 stores a row per thread, 32 half-filled sectors per warp instruction, charged
+//   twice: 2.2 us per 128 x 128 tile. TMA stores write whole 128-byte rows: 0.55 us (the SM's
+//   store path, 32 B per cycle, H100-measured). The split tail (partial out, atom, partials in)
+//   halves with BLOCK_N = 64. Measured in the model (`./step11 --predict`, us; docs/11):
+//                                     128x7168x16384  128x4096x7168  128x7168x2048
+//     step 10                                  22.66          12.21           7.87
+//     two k-tiles per copy                     18.45          11.38           6.85
+//     TMA-store C                              21.03          10.58           6.39
+//     BLOCK_N = 64                             32.89          10.73           6.60
+//     all three, BLOCK_N per shape             16.82 (128)     7.74 (64)      4.69 (64)
+//     published competition entry (B200)       18.3            8.29           6.54
 //
-// SPLIT OR NOT (ns of the model; splits_for)
-//   A split of n k-tiles streams floor(n / 2) stages of 690 ns and (n odd) one of 510 ns. S > 1
-//   adds to the reducing CTA its 64 KiB partial out (1.10 us), the atom (0.32 us, an estimate)
-//   and S - 1 partials in (1.10 us each), as step 10. Cheaper streaming makes splitting pay
-//   later: on 128 x 4096 x 7168 the rule takes S = 3 (step 10: 4).
+// SPLIT OR NOT, AND BLOCK_N (ns of the model)
+//   A split of n k-tiles streams floor(n / 2) stages (690 or 609 ns) and, n odd, one lone k-tile
+//   (508 / 468 ns). S > 1 adds the reducer's partial out (128 x BLOCK_N FP32 at 60 B/ns: 1.09 /
+//   0.55 us), the atom (0.32 us, an estimate) and S - 1 partials in. C adds 0.55 / 0.27 us. The
+//   competition shapes: 128 x 7168 x 16384: BLOCK_N 128, S = 2 (64 would leave no room to split:
+//   112 tiles); 128 x 4096 x 7168: 64, S = 2; 128 x 7168 x 2048: 64, S = 1.
 //
-// WHAT BOUNDS IT: see docs/11_nvfp4_wide_copies.md (model figures per shape and per lever).
+// WHAT BOUNDS IT (model traces, docs/11_nvfp4_wide_copies.md)
+//   128x7168x16384: the SMs' TMA units, 16 stages from 0.46 to 12.1 us (70%); then the partial
+//     (1.0 us), the atom, one partial in and C: the last reducer ends at 16.8 us. HBM is near:
+//     112 CTAs x 18 KiB of new bytes per 345 ns k-tile = 6.0 of 7.2 TB/s.
+//   128x4096x7168: the TMA units (7 stages, mainloop done at 5.5 us, 71%), then the tail (2.2 us).
+//   128x7168x2048: the TMA units (4 stages, 0.46-3.5 us), setup and latency (1.1 us), C (0.3 us).
 //
-// SHARED MEMORY, TMEM: 3 stages x 72 KiB = 216 KiB (a 4th: 288 KiB, does not fit), barriers, the
-//   TMEM slot and the reducer flag; the 32 KiB of C staging reuse the A ring. TMEM: 128
-//   accumulator columns + 3 stages x 64 scale columns = 320 of a 512-column allocation.
+// SHARED MEMORY, TMEM: BLOCK_N 128: 3 stages x 72 KiB = 216 KiB; 64: 4 x 56 KiB = 224 KiB; plus
+//   barriers, the TMEM slot and the reducer flag; C's staging reuses the A ring. TMEM: BLOCK_N
+//   accumulator columns + stages x 64 scale columns (320 of a 512-column allocation).
 //
 // CONSTRAINTS
-//   As step 10: any M, N >= 1, K a multiple of 64; the same workspace. The TMA-store path needs
-//   N % 8 == 0 and a 16-byte-aligned C.
+//   As step 10: any M, N >= 1, K a multiple of 64; the same workspace (partials of 128 x BLOCK_N).
+//   The TMA-store path needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP11_BLOCK_N=64|128 in the
+//   environment forces BLOCK_N (tests, lever measurements).
 //
 // RUN
 //   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator)

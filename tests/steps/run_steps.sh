@@ -36,15 +36,15 @@ NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (
 SPLITK_STEPS=" step10 step11 "  # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
 WIDE_COPY_STEPS=" step11 "      # NVFP4, 2 k-tiles per stage (3-D boxes, 2-D for a tail or lone k-tile), C by TMA stores
 passed=0 failed=0 expected=0
-run() {  # run STEP ARGS...
+run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown)
   local step=$1; shift
-  local out
+  local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
   if out=$(./"$step" --sim "$@" 2>&1); then
     passed=$((passed + 1))
-    printf 'ok    %s %s  [%s]\n' "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
+    printf 'ok    %s%s %s  [%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
   else
     failed=$((failed + 1))
-    printf 'FAIL  %s %s\n%s\n' "$step" "$*" "$out"
+    printf 'FAIL  %s%s %s\n%s\n' "$env_shown" "$step" "$*" "$out"
   fi
 }
 run_clc() {  # run_clc STEP some|none ARGS...: passes only if the run verifies, reports failed requests,
@@ -98,7 +98,16 @@ for step in "$@"; do
       run "$step" --m 128 --n 136 --k 192 --inputs integer                            # K of 3 k-steps: no whole k-tile
       run "$step" --m 256 --n 256 --k 3328 --inputs integer --sim-sms 4                 # 4 tiles, S = 1 of 13 k-tiles: stage parities wrap
       run "$step" --m 256 --n 256 --k 3328 --inputs random --sim-sms 4 --sim-seed 2
-      run "$step" --m 128 --n 4096 --k 7168 --inputs integer                          # competition shape 2 itself (S = 3)
+      run "$step" --m 128 --n 4096 --k 7168 --inputs integer                          # competition shape 2 itself (BLOCK_N 64, S = 2)
+      # BLOCK_N forced both ways (the plan picks per shape): 64 on odd and even 64-column tiles
+      # (the MMA reads the upper half of a scale atom at +2 TMEM columns), with and without splits.
+      expected=$((expected + 6))
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8    # 4 tiles, splits, tail
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 200 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 2
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 130 --n 72 --k 1792 --inputs integer          # N tile 1: 8 columns
+      TCG_STEP11_BLOCK_N=128 run "$step" --m 128 --n 4096 --k 1792 --inputs integer --sim-sms 64
+      TCG_STEP11_BLOCK_N=128 run "$step" --m 50 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 4
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6  # N % 8 != 0
     fi
     continue
   fi

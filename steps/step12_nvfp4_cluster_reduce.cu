@@ -151,11 +151,14 @@ __host__ __device__ constexpr bool valid_splits(int s) { return s == 1 || s == 2
 __host__ __device__ constexpr int cost_ns(int bn, int k_tiles, int s) {
   return stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) + c_store_ns(bn, s);
 }
-// S in {1, 2, 4}: one wave (tiles x S <= SMs) and one k-tile per split at least; the cheapest,
-// a tie keeps the smaller. A shape with more tiles than SMs runs in waves of S = 1.
+// S in {1, 2}: one wave (tiles x S <= SMs) and one k-tile per split at least; the cheaper, a tie
+// keeps 1. The kernel also runs S = 4 (TCG_STEP12_SPLITS=4), but in the model it never won: its
+// shorter streaming pulls the whole problem from HBM at the rate HBM gives (128 x 4096 x 7168:
+// 17 MB in ~2.6 us), which this estimate does not see, and each SM sends 3 quarters (see docs/11).
+constexpr int kMaxSplits = 2;
 __host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms) {
   int best = 1;
-  for (int s = 2; s <= 4; s *= 2)
+  for (int s = 2; s <= kMaxSplits; s *= 2)
     if (tiles * s <= sms && s <= k_tiles && cost_ns(bn, k_tiles, s) < cost_ns(bn, k_tiles, best)) best = s;
   return best;
 }
@@ -168,8 +171,8 @@ __host__ __device__ constexpr int block_n_for(int m, int n, int k_tiles, int sms
 }
 static_assert(block_n_for(128, 7168, 64, 148) == 128 && splits_for(128, 56, 64, 148) == 2,
               "competition shape 1: BLOCK_N = 128, S = 2");
-static_assert(block_n_for(128, 4096, 28, 148) == 128 && splits_for(128, 32, 28, 148) == 4,
-              "competition shape 2: BLOCK_N = 128, S = 4");
+static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 148) == 2,
+              "competition shape 2: BLOCK_N = 64, S = 2");
 static_assert(block_n_for(128, 7168, 8, 148) == 128 && splits_for(128, 56, 8, 148) == 2,
               "competition shape 3: BLOCK_N = 128, S = 2");
 

@@ -401,5 +401,41 @@ ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \
   '      if (tma_c && lane == STORE_LANE) bulk_wait_group_read<0>();
 ' ''
 
+# step 12 (split-K reduced in a cluster through DSMEM). S12_ARGS: 2 tiles of 128 x 128, 34
+# k-tiles, clusters of S = 4 forced (each rank owns one quarter and receives three copies).
+# Reading before the peers' copies landed shows as copies still in flight at exit (the owner no
+# longer waits for them); without the first cluster barrier a peer's copy completes on a receive
+# barrier whose init was never published to it (that barrier is also what says "my ring is free").
+S12=steps/step12_nvfp4_cluster_reduce.cu
+S12_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
+ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asynchronous work in flight" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed' \
+  '        // "the cluster barrier already synchronised the CTAs"'
+ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its init was published" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '    cluster_arrive_release();
+    cluster_wait();
+    tcgen05_fence_after_thread_sync();
+  }
+
+  if (warp >= 2) {' '    tcgen05_fence_after_thread_sync();  // "the receive barriers order the copies"
+  }
+
+  if (warp >= 2) {'
+ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its cluster peer can still reach it" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '  if (splits > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }' '  __syncthreads();  // "each CTA waited for what it receives"'
+ARGS=$S12_ARGS case_ s12-slot-of-the-owner $S12 wrong \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, owner + 1), uint32_t(owner))'
+ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
+
 echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ]

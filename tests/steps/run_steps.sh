@@ -33,12 +33,14 @@ PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(),
 TMA_STORE_STEPS=" step08 step09 "  # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)
 CLC_STEPS=" step09 "            # one pair per tile, tiles taken over with clusterlaunchcontrol.try_cancel
 NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)
-SPLITK_STEPS=" step10 step11 "  # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
+SPLITK_STEPS=" step10 step11 step12 "  # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
 WIDE_COPY_STEPS=" step11 "      # NVFP4, 2 k-tiles per stage (3-D boxes, 2-D for a tail or lone k-tile), C by TMA stores
+CLUSTER_REDUCE_STEPS=" step12 "  # NVFP4 split-K in a cluster of S = 1, 2, 4 CTAs, partials exchanged through DSMEM
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown)
   local step=$1; shift
   local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
+  env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
   if out=$(./"$step" --sim "$@" 2>&1); then
     passed=$((passed + 1))
     printf 'ok    %s%s %s  [%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
@@ -108,6 +110,22 @@ for step in "$@"; do
       TCG_STEP11_BLOCK_N=128 run "$step" --m 128 --n 4096 --k 1792 --inputs integer --sim-sms 64
       TCG_STEP11_BLOCK_N=128 run "$step" --m 50 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 4
       TCG_STEP11_BLOCK_N=64 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6  # N % 8 != 0
+    fi
+    if [[ "$CLUSTER_REDUCE_STEPS" == *" $step "* ]]; then
+      # Clusters of S CTAs per tile; rank r sums quarters [4r/S, 4(r+1)/S) from S - 1 bulk copies.
+      # S and BLOCK_N forced (the plan takes S <= 2): clusters of 4 with odd k-tile counts and the
+      # tail, BLOCK_N 64 with odd and even halves of a scale atom, partial tiles (rows past M in
+      # a sender's quarter, columns past N), N % 8 != 0; every run launches twice (bitwise the same).
+      expected=$((expected + 9))
+      TCG_STEP12_SPLITS=4 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8      # 34 k-tiles: 9,9,8,8
+      TCG_STEP12_SPLITS=4 run "$step" --m 128 --n 256 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
+      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=64 run "$step" --m 50 --n 200 --k 4160 --inputs integer --sim-sms 16
+      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=128 run "$step" --m 130 --n 72 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
+      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=64 run "$step" --m 128 --n 256 --k 4160 --inputs integer --sim-sms 8
+      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=128 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6
+      TCG_STEP12_SPLITS=1 run "$step" --m 200 --n 300 --k 1088 --inputs integer                    # no cluster
+      run "$step" --m 128 --n 4096 --k 7168 --inputs integer                                     # competition shape 2: 64, S = 2
+      run "$step" --m 128 --n 7168 --k 2048 --inputs random --sim-seed 2                          # competition shape 3: 128, S = 2
     fi
     continue
   fi

@@ -27,11 +27,17 @@
 //   per quarter, 150 cycles setup, an estimate), sums its share from its own shared memory and
 //   stores 1 / S of C; the tail is spread over the S SMs. 128 x 128 FP32, S = 2: 32 KiB out per
 //   CTA, 0.55 us, instead of 64 KiB out + atom + 64 KiB in + C on one SM (3.3 us in the trace).
-//   Cheaper reductions make splits pay sooner: the plan (plan_for) tries S = 1, 2, 4 and BLOCK_N
+//   Cheaper reductions make splits pay sooner: the plan (plan_for) tries S = 1, 2 and BLOCK_N
 //   64 and 128 with the new tail. Measured in the model (`./step12 --predict`, us):
 //                                     128x7168x16384  128x4096x7168  128x7168x2048
 //     step 11                                  16.82           7.74           4.69
-//     step 12                                  see docs/11_nvfp4_wide_copies.md
+//     step 12 (BLOCK_N, S)               15.16 (128, 2)   6.88 (64, 2)   4.66 (128, 2)
+//     published competition entry (B200)       18.3            8.29           6.54
+//   The DSMEM path's cost in the model is an estimate (not yet measured), and the model charges a
+//   cluster barrier 20 cycles where the H100 took ~380 ns: docs/12_nvfp4_cluster_reduce.md.
+//
+// SHARED MEMORY, TMEM: step 11's, plus 4 receive barriers; after the mainloop the ring holds C's
+//   staging, the 4 quarters' send buffers and the receive slots (<= 160 KiB of its 216-224).
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1, 2 or 4 (the quarters divide among

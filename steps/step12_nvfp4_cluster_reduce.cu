@@ -31,10 +31,13 @@
 //   64 and 128 with the new tail. Measured in the model (`./step12 --predict`, us):
 //                                     128x7168x16384  128x4096x7168  128x7168x2048
 //     step 11                                  16.82           7.74           4.69
-//     step 12 (BLOCK_N, S)               15.16 (128, 2)   6.88 (64, 2)   4.66 (128, 2)
+//     step 12 (BLOCK_N, S)               15.16 (128, 2)   6.88 (64, 2)   4.69 (64, 1)
 //     published competition entry (B200)       18.3            8.29           6.54
-//   The DSMEM path's cost in the model is an estimate (not yet measured), and the model charges a
-//   cluster barrier 20 cycles where the H100 took ~380 ns: docs/12_nvfp4_cluster_reduce.md.
+//   The model in this tree prices the SM-to-SM path with estimates (32 B/cycle) and a cluster
+//   barrier at 20 cycles; the plan uses what the H100 measured (21 B/cycle, 388 ns a releasing
+//   barrier), under which the third shape's 8 k-tiles do not pay for an exchange and keep step
+//   11's plan (BLOCK_N 64, S = 1). With the measured DSMEM rate the model gives 15.37 / 6.94 /
+//   4.69 us: docs/12_nvfp4_cluster_reduce.md.
 //
 // SHARED MEMORY, TMEM: step 11's, plus 4 receive barriers; after the mainloop the ring holds C's
 //   staging, the 4 quarters' send buffers and the receive slots (<= 160 KiB of its 216-224).
@@ -73,8 +76,11 @@ constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
 constexpr int kCopyNs = 82;              // 153 cycles at 1.86 GHz per copy on the SM's TMA unit
 constexpr int kTmaBytesPerNs = 204;      // 204 GB/s beyond the per-copy time
 constexpr int kStoreBytesPerNs = 60;     // the SM's store path: 32 B per cycle at 1.86 GHz (H100-measured)
-constexpr int kDsmemBytesPerNs = 60;     // the SM-to-SM path: 32 B per cycle (the model's estimate)
-constexpr int kDsmemCopyNs = 81;         // a bulk copy's setup: 150 cycles (estimate)
+// The exchange, as the H100 measured it (cluster microbenchmarks, 2026-11-26; the model in this
+// tree still has its earlier estimates, 32 B/cycle and 150 cycles, and a 20-cycle cluster barrier):
+constexpr int kDsmemBytesPerNs = 39;     // SM to SM: 41 GB/s a pair at 1.98 GHz = 21 B per cycle
+constexpr int kDsmemCopyNs = 43;         // a bulk copy's latency: 80 cycles
+constexpr int kClusterBarrierNs = 370;   // barrier.cluster.arrive.release + wait: 388 ns (its membar)
 
 constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
 constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
@@ -147,9 +153,10 @@ __host__ __device__ constexpr int stage_ns(int bn, int kts) {
 __host__ __device__ constexpr int stream_ns(int bn, int kts) {
   return kts / KT_PER_STAGE * stage_ns(bn, KT_PER_STAGE) + (kts % KT_PER_STAGE ? stage_ns(bn, kts % KT_PER_STAGE) : 0);
 }
-// S > 1: each CTA sends 4 - 4 / S quarters (one bulk copy each) over the SM-to-SM path.
+// S > 1: two releasing cluster barriers, and each CTA sends 4 - 4 / S quarters (one bulk copy
+// each) over the SM-to-SM path.
 __host__ __device__ constexpr int tail_ns(int bn, int s) {
-  return s > 1 ? (4 - 4 / s) * (kDsmemCopyNs + 32 * bn * 4 / kDsmemBytesPerNs) : 0;
+  return s > 1 ? 2 * kClusterBarrierNs + (4 - 4 / s) * (kDsmemCopyNs + 32 * bn * 4 / kDsmemBytesPerNs) : 0;
 }
 // Each CTA stores the C rows of its quarters.
 __host__ __device__ constexpr int c_store_ns(int bn, int s) { return BLOCK_M * bn * 2 / kStoreBytesPerNs / s; }
@@ -179,8 +186,8 @@ static_assert(block_n_for(128, 7168, 64, 148) == 128 && splits_for(128, 56, 64, 
               "competition shape 1: BLOCK_N = 128, S = 2");
 static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 148) == 2,
               "competition shape 2: BLOCK_N = 64, S = 2");
-static_assert(block_n_for(128, 7168, 8, 148) == 128 && splits_for(128, 56, 8, 148) == 2,
-              "competition shape 3: BLOCK_N = 128, S = 2");
+static_assert(block_n_for(128, 7168, 8, 148) == 64 && splits_for(64, 112, 8, 148) == 1,
+              "competition shape 3: BLOCK_N = 64, S = 1 (step 11's plan: 8 k-tiles do not pay for the exchange)");
 
 __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);

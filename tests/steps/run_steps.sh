@@ -125,7 +125,7 @@ for step in "$@"; do
       TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=128 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6
       TCG_STEP12_SPLITS=1 run "$step" --m 200 --n 300 --k 1088 --inputs integer                    # no cluster
       run "$step" --m 128 --n 4096 --k 7168 --inputs integer                                     # competition shape 2: 64, S = 2
-      run "$step" --m 128 --n 7168 --k 2048 --inputs random --sim-seed 2                          # competition shape 3: 128, S = 2
+      run "$step" --m 128 --n 7168 --k 2048 --inputs random --sim-seed 2                          # competition shape 3: BLOCK_N 64, S = 1
     fi
     continue
   fi

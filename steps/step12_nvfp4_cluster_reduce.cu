@@ -23,21 +23,21 @@
 // WHY IT IS FASTER (model; ns)
 //   Step 11's tail on the reducing SM: its whole partial out to global memory, the atom, S - 1
 //   partials in, all of C. Here each CTA sends (S - 1) / S of its partial to its peers through
-//   the SM-to-SM path (32 B per cycle, an ESTIMATE in the model: not yet measured; one bulk copy
-//   per quarter, 150 cycles setup, an estimate), sums its share from its own shared memory and
-//   stores 1 / S of C; the tail is spread over the S SMs. 128 x 128 FP32, S = 2: 32 KiB out per
-//   CTA, 0.55 us, instead of 64 KiB out + atom + 64 KiB in + C on one SM (3.3 us in the trace).
+//   the SM-to-SM path (21 B per cycle, H100-measured; one bulk copy per quarter), sums its share
+//   from its own shared memory and stores 1 / S of C; the tail is spread over the S SMs. 128 x 128
+//   FP32, S = 2: 32 KiB out per CTA, 0.8 us, instead of 64 KiB out + atom + 64 KiB in + C on one
+//   SM (3.3 us in step 11's trace).
 //   Cheaper reductions make splits pay sooner: the plan (plan_for) tries S = 1, 2 and BLOCK_N
 //   64 and 128 with the new tail. Measured in the model (`./step12 --predict`, us):
 //                                     128x7168x16384  128x4096x7168  128x7168x2048
 //     step 11                                  16.82           7.74           4.69
-//     step 12 (BLOCK_N, S)               15.16 (128, 2)   6.88 (64, 2)   4.69 (64, 1)
+//     step 12 (BLOCK_N, S)               15.37 (128, 2)   6.94 (64, 2)   4.69 (64, 1)
 //     published competition entry (B200)       18.3            8.29           6.54
-//   The model in this tree prices the SM-to-SM path with estimates (32 B/cycle) and a cluster
-//   barrier at 20 cycles; the plan uses what the H100 measured (21 B/cycle, 388 ns a releasing
-//   barrier), under which the third shape's 8 k-tiles do not pay for an exchange and keep step
-//   11's plan (BLOCK_N 64, S = 1). With the measured DSMEM rate the model gives 15.37 / 6.94 /
-//   4.69 us: docs/12_nvfp4_cluster_reduce.md.
+//   The plan prices the exchange with the model's H100-measured cluster costs (21 B/cycle SM to
+//   SM, 80 cycles a copy, 49 ns a relaxed cluster barrier) and the last stage's MMAs: the third
+//   shape's 8 k-tiles do not pay for an exchange and keep step 11's plan (BLOCK_N 64, S = 1).
+//   Both cluster barriers are relaxed (see the first one below): releasing ones cost a GPU-scope
+//   membar each (388 vs 49 ns on the H100), 16.00 / 7.57 us in the model.
 //
 // SHARED MEMORY, TMEM: step 11's, plus 4 receive barriers; after the mainloop the ring holds C's
 //   staging, the 4 quarters' send buffers and the receive slots (<= 160 KiB of its 216-224).
@@ -80,7 +80,7 @@ constexpr int kStoreBytesPerNs = 60;     // the SM's store path: 32 B per cycle 
 // tree still has its earlier estimates, 32 B/cycle and 150 cycles, and a 20-cycle cluster barrier):
 constexpr int kDsmemBytesPerNs = 39;     // SM to SM: 41 GB/s a pair at 1.98 GHz = 21 B per cycle
 constexpr int kDsmemCopyNs = 43;         // a bulk copy's latency: 80 cycles
-constexpr int kClusterBarrierNs = 370;   // barrier.cluster.arrive.release + wait: 388 ns (its membar)
+constexpr int kRelaxedBarrierNs = 50;    // barrier.cluster.arrive.relaxed + wait: 49 ns (.release: 388)
 
 constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
 constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
@@ -153,16 +153,21 @@ __host__ __device__ constexpr int stage_ns(int bn, int kts) {
 __host__ __device__ constexpr int stream_ns(int bn, int kts) {
   return kts / KT_PER_STAGE * stage_ns(bn, KT_PER_STAGE) + (kts % KT_PER_STAGE ? stage_ns(bn, kts % KT_PER_STAGE) : 0);
 }
-// S > 1: two releasing cluster barriers, and each CTA sends 4 - 4 / S quarters (one bulk copy
+// S > 1: two relaxed cluster barriers, and each CTA sends 4 - 4 / S quarters (one bulk copy
 // each) over the SM-to-SM path.
 __host__ __device__ constexpr int tail_ns(int bn, int s) {
-  return s > 1 ? 2 * kClusterBarrierNs + (4 - 4 / s) * (kDsmemCopyNs + 32 * bn * 4 / kDsmemBytesPerNs) : 0;
+  return s > 1 ? 2 * kRelaxedBarrierNs + (4 - 4 / s) * (kDsmemCopyNs + 32 * bn * 4 / kDsmemBytesPerNs) : 0;
 }
 // Each CTA stores the C rows of its quarters.
 __host__ __device__ constexpr int c_store_ns(int bn, int s) { return BLOCK_M * bn * 2 / kStoreBytesPerNs / s; }
 __host__ __device__ constexpr bool valid_splits(int s) { return s == 1 || s == 2 || s == 4; }
+// The last stage's MMAs, after its copies land: 8 MMAs, each the larger of N / 2 cycles and its
+// operand bytes at 128 B per cycle (the model's tensor-core rate, published B200 figures).
+__host__ __device__ constexpr int drain_ns(int bn) {
+  return int(KSTEPS_PER_STAGE) * ((bn / 2 > (BLOCK_M + bn) * 32 / 128) ? bn / 2 : (BLOCK_M + bn) * 32 / 128) * 100 / 186;
+}
 __host__ __device__ constexpr int cost_ns(int bn, int k_tiles, int s) {
-  return stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) + c_store_ns(bn, s);
+  return stream_ns(bn, ceil_div(k_tiles, s)) + drain_ns(bn) + tail_ns(bn, s) + c_store_ns(bn, s);
 }
 // S in {1, 2}: one wave (tiles x S <= SMs) and one k-tile per split at least; the cheaper, a tie
 // keeps 1. The kernel also runs S = 4 (TCG_STEP12_SPLITS=4), but in the model it never won: its
@@ -373,11 +378,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
 
   // S > 1: the cluster barrier. Every thread of every CTA of the tile arrives, the epilogue warps
   // after their CTA's last MMA completed: from here every CTA's ring may be overwritten by its
-  // peers' copies, every send buffer is written, every receive barrier armed (release/acquire at
-  // cluster scope, PTX ISA §9.7.13.3).
+  // peers' copies (its MMAs' reads are complete, not merely ordered), every receive barrier is
+  // armed, and its init is published (fence.mbarrier_init.release.cluster at setup, then this
+  // barrier's wait, PTX ISA §9.7.13.4). Nothing a peer reads was written with plain stores, so the
+  // arrive needs no release: .relaxed spares the GPU-scope membar a releasing arrive costs (388 vs
+  // 49 ns on the H100). The send buffers are this CTA's own: __syncwarp orders them below.
   if (splits > 1) {
     tcgen05_fence_before_thread_sync();
-    cluster_arrive_release();
+    cluster_arrive_relaxed();
     cluster_wait();
     tcgen05_fence_after_thread_sync();
   }
@@ -394,7 +402,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
     const int row = m0 + tile_row;
     const int owner = quarter_owner(quarter, splits);
     if (owner != split) {
-      // Send: one bulk copy of the quarter into the owner's slot [split], completing there.
+      // Send: one bulk copy of the quarter into the owner's slot [split], completing there; every
+      // lane's fenced stores to the send buffer before lane 0's copy.
+      __syncwarp();
       if (lane == 0)
         bulk_copy_smem_to_cluster(mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner)), send_buf(quarter),
                                   L::QUARTER_BYTES, mapa_shared_cluster(recv_bar(quarter), uint32_t(owner)));
@@ -463,10 +473,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
 
   // Teardown. S > 1: a second cluster barrier, so that no CTA exits (and frees the shared memory
   // a peer's copy reads or writes) before every receive barrier of the cluster has completed.
+  // Only the order of execution matters here (every owner waited for its copies before arriving),
+  // so this arrive is relaxed too.
   trace.begin(Phase::kTeardown);
   tcgen05_fence_before_thread_sync();
   if (splits > 1) {
-    cluster_sync();
+    cluster_arrive_relaxed();
+    cluster_wait();
   } else {
     __syncthreads();
   }

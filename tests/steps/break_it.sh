@@ -414,7 +414,7 @@ ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asyn
   '        // "the cluster barrier already synchronised the CTAs"'
 ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its init was published" \
   'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
-  '    cluster_arrive_release();
+  '    cluster_arrive_relaxed();
     cluster_wait();
     tcgen05_fence_after_thread_sync();
   }
@@ -426,7 +426,8 @@ ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its 
 ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its cluster peer can still reach it" \
   'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
   '  if (splits > 1) {
-    cluster_sync();
+    cluster_arrive_relaxed();
+    cluster_wait();
   } else {
     __syncthreads();
   }' '  __syncthreads();  // "each CTA waited for what it receives"'

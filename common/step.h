@@ -88,6 +88,7 @@ struct StepSpec {
   int k_multiple;       // K must be a multiple of this (TMA global strides are 16-byte multiples)
   Operands operands = Operands::kBF16;
   WorkspaceFn workspace = nullptr;  // null: the step needs no global scratch memory
+  bool repeat = false;  // launch twice and require bitwise the same C (as for a step with a workspace)
 };
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.

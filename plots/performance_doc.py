@@ -126,20 +126,23 @@ def bf16_table(model, pub):
 
 def nvfp4_table(model, pub):
     lines = ["| M x N x K | step | model time, us (predicted) | model range, us | model TFLOPS | speed of light, us "
-             "| model / SOL | cuBLASLt (published), us | model / cuBLASLt |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| model / SOL | cuBLASLt (published), us | model / cuBLASLt | competition entry "
+             "(published), us | model / entry |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for shape in pub.nvfp4_shapes():
-        sol, lt = pub.nvfp4(shape, "sol"), pub.nvfp4(shape, "cublaslt")
+        sol, lt, ent = pub.nvfp4(shape, "sol"), pub.nvfp4(shape, "cublaslt"), pub.nvfp4(shape, "entry")
         sol_us = to_float(sol["time_us"]) if sol else None
         lt_us = to_float(lt["time_us"]) if lt else None
+        ent_us = to_float(ent["time_us"]) if ent else None
         for step in NVFP4_STEPS:
             r = model.get((step, shape))
             us = row_time_us(r) if r else None
             t = row_tflops(r) if r else None
-            lines.append("| %d x %d x %d | %02d %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            lines.append("| %d x %d x %d | %02d %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 shape + (step, STEP_TITLES.get(step, ""), fmt(us, "%.2f"), range_text(r, shape), fmt(t, "%.0f"),
                          fmt(sol_us, "%.3f"), fmt(us / sol_us if us and sol_us else None, "%.2f"),
-                         fmt(lt_us, "%.2f"), fmt(us / lt_us if us and lt_us else None, "%.2f"))))
+                         fmt(lt_us, "%.2f"), fmt(us / lt_us if us and lt_us else None, "%.2f"),
+                         fmt(ent_us, "%.2f"), fmt(us / ent_us if us and ent_us else None, "%.2f"))))
     return lines
 
 
@@ -201,12 +204,13 @@ def page(args, model, pub, params, params_note):
              "parameter was changed to bring a step closer." % rel(
                  os.path.join(ROOT, "docs", "timing_model.md"), out_dir))
     L.append("")
-    L.append("## NVFP4 steps 07 and 10, the competition shapes")
+    L.append("## NVFP4 steps 07 and 10-12, the competition shapes")
     L.append("")
     L.append("Speed of light (SOL): max(FP4 math time, DRAM time) at 1.5 GHz, as the task "
              "computes it (gpu-mode/reference-kernels, `problems/nvidia/nvfp4_gemm/task.yml`); "
              "it is a bound, not a kernel. cuBLASLt (through `torch._scaled_mm`): B200 times "
-             "from gau-nernst's competition worklog. Both are quoted from "
+             "from gau-nernst's competition worklog; the competition entry: the best times that "
+             "worklog reports for a hand-written kernel (split-K 2, A and B swapped). All are quoted from "
              "`shared/reference/b200-timing-facts.md` beside the repository and held in [%s](%s)."
              % (pub.file, pub_link))
     L.append("")
@@ -241,7 +245,7 @@ def page(args, model, pub, params, params_note):
     L.append("## Regenerating")
     L.append("")
     L.append("```")
-    L.append("make predict     # ./stepNN --predict for steps 01-10, rewrites "
+    L.append("make predict     # ./stepNN --predict for steps 01-12, rewrites "
              "results/model_b200.csv, then this page")
     L.append("make plots       # the charts (docs/img/progression.png, timelines)")
     L.append("make bench       # on a GPU: measured rows in results/<gpu>.csv")

@@ -15,7 +15,7 @@
 // in which these files may call each other is in README.md beside this file).
 //
 // The data types (StepSpec::operands): BF16 in and out (steps 00-06), or NVFP4 in (E2M1 values,
-// UE4M3 scales per 16) and FP16 out (steps 07 and 10). Each has its own sections below for inputs, the
+// UE4M3 scales per 16) and FP16 out (steps 07 and 10-12). Each has its own sections below for inputs, the
 // reference wrapper and verification; the reference core between them takes floats.
 #pragma once
 #include <cstddef>

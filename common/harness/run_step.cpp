@@ -55,7 +55,7 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
     // The timing model covers the tcgen05 steps; step 00's mma.sync and plain global loads have
     // no model worth a prediction (docs/timing_model.md).
     if (o.predict && spec.arch != Arch::kSm100a) {
-      std::fprintf(stderr, "%s: --predict: the B200 timing model covers the tcgen05 steps (01-10), not this one\n",
+      std::fprintf(stderr, "%s: --predict: the B200 timing model covers the tcgen05 steps (01-12), not this one\n",
                    prog.c_str());
       return 2;
     }
@@ -97,7 +97,7 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
     }
     if (!o.trace_path.empty() && spec.arch != Arch::kSm100a) {
       std::fprintf(stderr, "%s: --trace in the emulator needs the B200 timing model, which covers the tcgen05 steps "
-                   "(01-10); trace this step on a GPU (docs/tracing.md)\n", prog.c_str());
+                   "(01-12); trace this step on a GPU (docs/tracing.md)\n", prog.c_str());
       return 2;
     }
     if (o.force_sim)

@@ -15,6 +15,13 @@ Two markers, both invisible on a rendered page (tests/README.md, "Quoted outputs
   ...                          between the marker and the line <!-- /quote -->, no fence.
   <!-- /quote -->
 
+  <!-- excerpt diff: OLD NEW --> the ```diff block right below is an excerpt of the change from
+                               source OLD to source NEW (e.g. two steps): every "-" line must be a
+                               line of OLD, every "+" line one of NEW, every context line one of
+                               either (leading and trailing spaces aside; "..." stands for elided
+                               text, a context line that is a // comment is the page's own note).
+                               Checked only: an excerpt that went stale must be edited by hand.
+
   118<!-- line: PATH: TEXT --> the number right before the marker is the line of PATH (from the
                                repository root) that contains TEXT; TEXT must occur exactly once,
                                or be written `TEXT #k` for its k-th occurrence.
@@ -38,6 +45,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 QUOTE = re.compile(r"^<!-- quote(?: (rc=\d+|\$|md))?: (.*?) -->\s*$")
 QUOTE_END = "<!-- /quote -->"
+EXCERPT_DIFF = re.compile(r"^ *<!-- excerpt diff: (\S+) (\S+) -->\s*$")
 LINE_REF = re.compile(r"(\d+)<!-- line: ([^:]+?): (.*?) -->")
 BREAK_IT = re.compile(r"build/break_it/([A-Za-z0-9_-]+)")
 # Host addresses (the emulator's global memory lives in the host heap) change from run to run:
@@ -103,6 +111,32 @@ def line_of(path, text):
     return hits[k - 1]
 
 
+def check_excerpt(rel, i, lines, old, new):
+    """Differences between the ```diff block at lines[i] and the sources OLD and NEW."""
+    if i >= len(lines) or not lines[i].lstrip().startswith("```"):
+        raise SystemExit("%s:%d: an excerpt marker must be followed by a fenced block" % (rel, i))
+    indent = len(lines[i]) - len(lines[i].lstrip())  # a block inside a list item
+    src = {}
+    for p in (old, new):
+        full = os.path.join(ROOT, p)
+        if not os.path.exists(full):
+            return ["%s:%d: %s: no such file" % (rel, i, p)]
+        src[p] = [l.strip() for l in open(full, encoding="utf-8").read().splitlines()]
+    bad, k = [], i + 1
+    while k < len(lines) and lines[k].strip() != "```":
+        l = lines[k][indent:] if lines[k][:indent].strip() == "" else lines[k]
+        body = l[1:].strip() if l[:1] in "-+ " else l.strip()
+        if body and not body.startswith(("...", "…")) and not l.startswith("@@") and not (
+                l[:1] == " " and body.startswith("//")):  # a context comment is the page's annotation
+            where = {"-": [old], "+": [new]}.get(l[:1], [old, new])
+            # "..." stands for elided text: the pieces around it must appear in order in one line.
+            pat = re.compile(".*".join(re.escape(piece.strip()) for piece in re.split(r"\.\.\.|…", body)))
+            if not any(pat.search(x) for p in where for x in src[p]):
+                bad.append("%s:%d: diff excerpt line not in %s: %r" % (rel, k + 1, " or ".join(where), l))
+        k += 1
+    return bad
+
+
 def process(path, write):
     """Returns a list of differences (file:line: what); rewrites the file when write is set."""
     lines = open(path, encoding="utf-8").read().split("\n")
@@ -121,7 +155,10 @@ def process(path, write):
         line = LINE_REF.sub(fix_ref, line)
         out.append(line)
         q = QUOTE.match(line)
+        x = EXCERPT_DIFF.match(line)
         i += 1
+        if x:
+            diffs += check_excerpt(rel, i, lines, x.group(1), x.group(2))
         if not q:
             continue
         if q.group(1) == "md":

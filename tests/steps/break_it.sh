@@ -80,7 +80,7 @@ EOF
   if [ -n "$run_seed" ]; then
     if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
     echo "\$ $bin --sim ${run_args[*]} --sim-seed $run_seed"
-    "$bin" --sim "${run_args[@]}" --sim-seed "$run_seed" 2>&1 | sed -n '/^\(tcsim\|check\):/,$p' | grep -v '^\(wall\|emulated\):'
+    "$bin" --sim "${run_args[@]}" --sim-seed "$run_seed" 2>&1 | sed -n '/^\(tcsim\|check\|step[0-9]*: error\):/,$p' | grep -v '^\(wall\|emulated\):'
     passed=$((passed + 1)); return
   fi
   if [ $build_only = 1 ]; then echo "built $bin"; passed=$((passed + 1)); return; fi

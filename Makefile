@@ -224,6 +224,13 @@ predict: all
 plots: all
 	@bash plots/make_plots.sh --out $(PLOTS_OUT) $(PLOTS_ARGS)
 
+# docs-quotes: reruns every output, diff and table the pages quote and updates the line numbers
+#          they cite (tests/checks/docs_quotes.py; tests/README.md, "Quoted outputs"); make test
+#          fails while a page differs. Run it after changing a step and after every merge.
+.PHONY: docs-quotes
+docs-quotes: all $(COMMON_OBJS)
+	@python3 tests/checks/docs_quotes.py --write
+
 # readme:  the README's table of measured results from the newest rows of results/<gpu>.csv
 readme:
 	@python3 plots/readme_results.py --write

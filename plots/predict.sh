@@ -9,6 +9,8 @@
 #      go to a temporary file that REPLACES results/model_b200.csv only when every run passed
 #      (a failed run leaves the old file as it was).
 #   2. ./step01 --model-params: the model's parameter table (Markdown), for the page.
+#   2b. plots/predict_sweeps.sh: the sweeps the step pages quote (step 08's K sweep, 8192^3 for
+#      steps 06/08/09, step 10's split counts) -> results/model_b200_sweeps.csv
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.
 #
@@ -97,6 +99,12 @@ if [ "$run" = 1 ]; then
   mkdir -p "$(dirname "$csv")" && cp "$tmpcsv" "$csv.tmp" && mv "$csv.tmp" "$csv" || {
     echo "$me: cannot write $csv" >&2; exit 1; }
   echo "== wrote $csv ($(($(wc -l <"$csv") - 1)) rows)"
+fi
+
+# The sweeps the step pages quote (plots/predict_sweeps.sh: results/model_b200_sweeps.csv), with a
+# full run only (not --steps or --doc-only).
+if [ "$run" = 1 ] && [ -z "$only" ]; then
+  bash plots/predict_sweeps.sh --bin-dir "$bdir" || exit 1
 fi
 
 # The parameter table the model ran with.

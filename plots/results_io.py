@@ -2,7 +2,7 @@
 
   * the harness's rows (`stepNN --csv FILE`: results/<gpu>.csv measured on a GPU,
     results/model_b200.csv predicted by the emulator's B200 timing model);
-  * results/published_b200.csv: figures other people published for a B200 (seed 001's BF16
+  * results/published_b200.csv: figures other people published for a B200 (the blog post's BF16
     progression, the NVFP4 competition's speed of light and cuBLASLt times). They are quoted
     with their source and never measured here; this file is the only place that holds them.
 """

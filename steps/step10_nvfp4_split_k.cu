@@ -98,6 +98,9 @@
 // RUN
 //   make step10 && ./step10            (B200: real kernel; elsewhere: the emulator)
 //   ./step10 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
+//   TCG_STEP10_SPLITS=3 ./step10 --predict ...        (S forced: the sweep `make predict` writes)
+#include <cstdlib>
+
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_layout.h"
 
@@ -412,6 +415,12 @@ static SplitPlan plan_for(int m, int n, int k, int sms) {
   p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, BLOCK_N);
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
   p.splits = splits_for(p.tiles, p.k_tiles, sms);
+  // TCG_STEP10_SPLITS=S forces S (1 .. k-tiles, even past one wave): the split-count sweep of
+  // docs/10_nvfp4_split_k.md that `make predict` writes (plots/predict.sh). Not for normal runs.
+  if (const char* forced = std::getenv("TCG_STEP10_SPLITS")) {
+    const int s = std::atoi(forced);
+    if (s >= 1) p.splits = s < p.k_tiles ? s : p.k_tiles;
+  }
   return p;
 }
 

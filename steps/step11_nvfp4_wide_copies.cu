@@ -539,7 +539,7 @@ static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
 }
 
 constexpr StepSpec spec{11, "nvfp4_wide_copies", "NVFP4 split-K, two k-tiles per copy, TMA-store C, BLOCK_N 64 or 128",
-                        Arch::kSm100a, /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
+                        Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;

@@ -581,7 +581,8 @@ static SplitPlan plan_for(int m, int n, int k, int sms) {
 }
 
 constexpr StepSpec spec{12, "nvfp4_cluster_reduce", "NVFP4 split-K reduced in a cluster through DSMEM, TMA-store C",
-                        Arch::kSm100a, /*k_multiple=*/64, Operands::kNVFP4, nullptr, /*repeat=*/true};
+                        Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, nullptr, /*cluster_size=*/1,
+                        /*epilogue=*/nullptr, /*repeat=*/true};
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;

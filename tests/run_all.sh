@@ -22,6 +22,10 @@
 #      deliberately broken copies of the emulator, each of which the tcgen05 probes must notice
 #   6. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
 #      `make plots` into a temporary directory, timeline.py on a hand-written trace)
+#   7. citations: no tracked file cites material outside the repository, every references.md#id
+#      link names an entry of docs/references.md (tests/checks/check_citations.py)
+#   8. every output, diff, table and line number a page quotes equals a rerun of its command or the
+#      current source (tests/checks/docs_quotes.py --check; `make docs-quotes` regenerates them)
 # Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
 # failure.
 set -u
@@ -49,5 +53,7 @@ suite "microbenchmarks in the timing model" bash tests/gpu/run_micro_sim.sh
 suite "break it" bash tests/steps/break_it.sh
 suite "break the emulator: the tcgen05 probes notice" bash tests/gpu/break_probes.sh
 suite "plots" bash plots/check_plots.sh
+suite "citations: every source public, every references.md link resolves" python3 tests/checks/check_citations.py
+suite "quoted outputs and line numbers in the pages" python3 tests/checks/docs_quotes.py --check
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

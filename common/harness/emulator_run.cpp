@@ -215,8 +215,10 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
       st.wall_seconds, st.mma_seconds, st.copy_seconds, rest);
 
   if (timed)
-    std::printf("predicted B200: %.1f TFLOPS (%.2f us; tcsim timing model, %d SMs, docs/timing_model.md)\n",
-                tflops, st.model_ns / 1e3, tcsim::options().num_sms);
+    std::printf("predicted B200: %.1f TFLOPS for M=%lld N=%lld K=%lld (%.2f us; tcsim timing model, %d SMs, "
+                "docs/timing_model.md)\n",
+                tflops, static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k),
+                st.model_ns / 1e3, tcsim::options().num_sms);
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
     predict_range(flops, [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
 

@@ -87,8 +87,11 @@ struct Options {
   bool model_params = false;  // --model-params: print the timing model's parameters and exit 0
   std::string model_params_file;  // --model-params FILE: the timing model's parameters from FILE
   bool sim_sms_given = false;     // --sim-sms given (else the parameter table's SM count)
+  bool verbose = false;           // --verbose: why no GPU was used, in the CUDA runtime's words
 };
 constexpr size_t kMaxTraceCtas = 64;
+// Where --trace puts a bare file name (one without a directory); created when missing.
+constexpr const char* kTraceDir = "traces";
 // The largest CTA index --trace-ctas accepts: a grid has at most 2^31 - 1 CTAs along x.
 constexpr uint64_t kMaxTraceCtaIndex = (uint64_t{1} << 31) - 2;
 

@@ -12,7 +12,14 @@
 # Each case runs with SHAPE below, or with the arguments in ARGS when the case sets it
 # (ARGS="--m ... --sim-sms N" case_ ...): a case that needs several tiles per CTA pair (step 06)
 # passes its own shape and emulated SM count.
-# Usage: tests/steps/break_it.sh [CASE-NAME-SUBSTRING]
+# Usage: tests/steps/break_it.sh [--build-only|--diff] [CASE-NAME-SUBSTRING]
+#   --build-only NAME  only write build/break_it/NAME.cu and build NAME (tests/checks/docs_quotes.py
+#                      runs the commands the pages quote with them)
+#   --diff NAME        print the change of case NAME as a diff against the current step source
+#                      (the diffs the pages quote)
+#   --run NAME SEED    build NAME if it is older than its sources, run it under SEED with its
+#                      case's arguments, print the command line and the output from the first
+#                      "tcsim:" or "check:" line on (no timings; the outputs the pages quote)
 set -u
 cd "$(dirname "$0")/../.."
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
@@ -22,6 +29,11 @@ read -r -a COMMON_OBJS <<<"$(make -s --no-print-directory common-objs)" || exit 
 read -r -a LINK_LIBS <<<"$(make -s --no-print-directory link-libs)" || exit 1
 [ ${#COMMON_OBJS[@]} -gt 0 ] || { echo "break_it.sh: make common-objs printed nothing"; exit 1; }
 SHAPE=(--m 256 --n 256 --k 1024 --inputs integer)
+build_only=0 diff_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
+if [ "${1:-}" = --diff ]; then diff_only=1; build_only=1; shift; fi
+run_seed=""
+if [ "${1:-}" = --run ]; then run_seed=${3:?usage: break_it.sh --run NAME SEED}; build_only=1; shift; fi
 filter=${1:-}
 passed=0 failed=0
 
@@ -30,6 +42,7 @@ case_() {
   local name=$1 src=$2 expect=$3
   shift 3
   [[ -n "$filter" && "$name" != *"$filter"* ]] && return
+  [[ $build_only = 1 && "$name" != "$filter" ]] && return
   local mod="$OUT/$name.cu" bin="$OUT/$name"
   if ! python3 - "$src" "$mod" "$@" <<'EOF'
 import sys
@@ -46,11 +59,31 @@ EOF
   then
     echo "FAIL  $name: could not apply the change"; failed=$((failed + 1)); return
   fi
-  if ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
+  if [ $diff_only = 1 ]; then
+    python3 - "$src" "$mod" <<'EOF'
+import difflib, sys
+src, mod = sys.argv[1:]
+a = open(src).read().replace('#include "../common/', '#include "common/').splitlines()
+b = open(mod).read().splitlines()
+for line in list(difflib.unified_diff(a, b, lineterm="", n=0))[2:]:
+    print(line)
+EOF
+    passed=$((passed + 1)); return
+  fi
+  if [ -n "$run_seed" ] && [ -x "$bin" ] && [ -z "$(find "$src" "$0" "${COMMON_OBJS[@]}" -newer "$bin" 2>/dev/null | head -1)" ]; then
+    :  # the binary is newer than its step, this script and common/: no rebuild
+  elif ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
       "${COMMON_OBJS[@]}" \
       "${LINK_LIBS[@]}" -o "$bin" 2>"$OUT/$name.log"; then
     echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
   fi
+  if [ -n "$run_seed" ]; then
+    if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
+    echo "\$ $bin --sim ${run_args[*]} --sim-seed $run_seed"
+    "$bin" --sim "${run_args[@]}" --sim-seed "$run_seed" 2>&1 | sed -n '/^\(tcsim\|check\|step[0-9]*: error\):/,$p' | grep -v '^\(wall\|emulated\):'
+    passed=$((passed + 1)); return
+  fi
+  if [ $build_only = 1 ]; then echo "built $bin"; passed=$((passed + 1)); return; fi
   local ok=0 how="" out rc seed run_args
   if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
   for seed in 1 2 3 4 5 6; do
@@ -438,5 +471,5 @@ ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" 
   'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
   '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
 
-echo "break-it cases: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+[ $diff_only = 1 ] || [ -n "$run_seed" ] || echo "break-it cases: $passed passed, $failed failed"
+[ "$failed" = 0 ] && { [ "$passed" -gt 0 ] || [ $build_only = 0 ]; }

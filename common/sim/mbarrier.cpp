@@ -16,7 +16,8 @@
 // threads that wait for it (.acquire): what they write and read, and which tcgen05 operations they
 // know complete (tmem_hazards.cpp). The init checks ask the same relation. Scope: the wrappers'
 // local arrives are .release.cta and their waits .acquire.cta, both inside the barrier's CTA; a
-// remote arrive (.release.cluster) is observed by a .cta wait of the barrier's CTA. The emulator
+// remote arrive (.release.cluster, or CUTLASS's .release.cta form) is observed by a .cta wait of
+// the barrier's CTA. The emulator
 // counts that pair as synchronising, as CUTLASS's cluster pipelines assume (a looser reading than
 // the scopes' letter, §8.9: a kernel relying on it is not reported).
 #include <algorithm>
@@ -148,8 +149,11 @@ void mbar_note_async(Mbar& b, const std::string& by) {
 namespace {
 // mbarrier.arrive / arrive.expect_tx on a shared::cluster address: performed asynchronously
 // when the barrier is in another CTA.
-void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* what) {
+// `cluster_release`: the .release.cluster form, which compiles to a GPU-scope membar before the
+// arrive (the timing model waits for the warp's earlier global stores to drain; .release.cta does not).
+void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* what, bool cluster_release) {
   Fiber& f = me();
+  (void)cluster_release;  // RELEASE_MEMBAR_HOOK
   Cta* target = nullptr;
   Mbar& b = mbar_at_cluster(bar, what, &target);
   check_fence_before(what);
@@ -208,7 +212,12 @@ void mbar_arrive(uint32_t bar, SrcLoc at) {
 
 void mbar_arrive_cluster(uint32_t bar, SrcLoc at) {
   tick(at);
-  arrive_cluster(bar, 0, false, "mbarrier.arrive.shared::cluster");
+  arrive_cluster(bar, 0, false, "mbarrier.arrive.shared::cluster", /*cluster_release=*/true);
+}
+
+void mbar_arrive_cluster_cta_scope(uint32_t bar, SrcLoc at) {
+  tick(at);
+  arrive_cluster(bar, 0, false, "mbarrier.arrive.release.cta.shared::cluster", /*cluster_release=*/false);
 }
 
 void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
@@ -224,7 +233,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
 
 void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at) {
   tick(at);
-  arrive_cluster(bar, bytes, true, "mbarrier.arrive.expect_tx.shared::cluster");
+  arrive_cluster(bar, bytes, true, "mbarrier.arrive.expect_tx.shared::cluster", /*cluster_release=*/true);
 }
 
 void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {

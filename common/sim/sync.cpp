@@ -45,6 +45,9 @@ const char* const kSyncthreadsOp = "__syncthreads";
 
 // An .aligned barrier instruction: first every live lane of the warp reaches it, at the same line.
 void converge_aligned(const char* what) {
+  // Under the timing model (--predict, --trace) it is not checked: the rendezvous would add a wake-up
+  // to every barrier's time, and correctness is the plain emulator's business.
+  if (timed()) return;
   collective(what, nullptr, [](Collective&) {});
 }
 

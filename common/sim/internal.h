@@ -227,6 +227,7 @@ struct Fiber {
   std::vector<uint32_t> unfenced_reads;     // chunks it loaded (generic proxy) since its last fence.proxy.async
   uint64_t global_stores = 0;               // timing model: this thread's global store instructions so far
   double store_drain = 0;                   // timing model: when its last global store reaches L2
+  double dsmem_drain = 0;                   // timing model: when its last st.shared::cluster to a peer has landed
 };
 
 // A warp-collective (.sync.aligned) instruction in progress.

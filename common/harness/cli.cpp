@@ -70,7 +70,9 @@ std::string parse_bounded(const std::string& name, const std::string& value, uin
 // Command line
 // ---------------------------------------------------------------------------------------------
 
-const char* inputs_name(Inputs kind) { return kind == Inputs::kInteger ? "integer" : "random"; }
+const char* inputs_name(Inputs kind) {
+  return kind == Inputs::kInteger ? "integer" : kind == Inputs::kWide ? "wide" : "random";
+}
 
 std::string program_name(const StepSpec& spec) { return strf("step%02d", spec.number); }
 
@@ -105,11 +107,14 @@ std::string usage(const StepSpec& spec) {
   if (fp4) {
     u += "  --inputs random|integer random: uniform in [-1,1], quantized to NVFP4 (no global\n";
     u += "                          scale); integer: values 0, +-0.5, +-1, +-2 times scales 0.5, 1,\n";
-    u += strf("                          2, checked exactly (K <= %lld) [random]\n",
+    u += strf("                          2, checked exactly (K <= %lld); wide: random values times\n",
               static_cast<long long>(kMaxNvfp4IntegerK));
+    u += "                          2^-6..2^3 per block (scales over 10 binades: FP32 sums round,\n";
+    u += "                          so a sum's order shows in the bits) [random]\n";
   } else {
-    u += "  --inputs random|integer random: uniform in [-1,1]; integer: integers in [-2,2],\n";
-    u += "                          checked exactly [random]\n";
+    u += "  --inputs random|integer|wide  random: uniform in [-1,1]; integer: integers in\n";
+    u += "                          [-2,2], checked exactly; wide: random times 2^-8..2^7 (FP32\n";
+    u += "                          sums round, so a sum's order shows in the bits) [random]\n";
   }
   u += strf("  --check, --no-check     verify against a reference (%s, or the CPU) [--check]\n",
             fp4 ? "cuBLASLt" : "cuBLAS");
@@ -369,8 +374,10 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
         o.inputs = Inputs::kRandom;
       } else if (value == "integer") {
         o.inputs = Inputs::kInteger;
+      } else if (value == "wide") {
+        o.inputs = Inputs::kWide;
       } else {
-        err = name + "=" + value + ": expected random or integer";
+        err = name + "=" + value + ": expected random, integer or wide";
       }
     } else if (name == "--csv") {
       if (value.empty()) err = "--csv needs a file name";

@@ -95,7 +95,7 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
   VerifyResult vr;
   if (o.check) {
     std::vector<float> ref(out.size()), s;
-    if (o.inputs == Inputs::kRandom) s.resize(out.size());
+    if (o.inputs != Inputs::kInteger) s.resize(out.size());
     cpu_reference(in.a.data(), in.b.data(), o.m, o.n, o.k, ref.data(),
                   s.empty() ? nullptr : s.data());
     vr = verify(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n, o.k);
@@ -159,7 +159,7 @@ VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn laun
   VerifyResult vr;
   if (o.check) {
     std::vector<float> ref(out.size()), s;
-    if (o.inputs == Inputs::kRandom) s.resize(out.size());
+    if (o.inputs != Inputs::kInteger) s.resize(out.size());
     cpu_reference_nvfp4(args.fp4, o.m, o.n, o.k, ref.data(), s.empty() ? nullptr : s.data());
     vr = verify_fp16(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n,
                      o.k);

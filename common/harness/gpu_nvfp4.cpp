@@ -265,7 +265,7 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   VerifyResult vr;
   if (o.check) {
     std::vector<float> ref(count_c), s;
-    if (o.inputs == Inputs::kRandom) s.resize(count_c);
+    if (o.inputs != Inputs::kInteger) s.resize(count_c);
     bool on_cpu = true;
     if (!lt_capable) {
       std::printf("note:     no cuBLASLt FP4 matmul on compute capability %d.%d; verifying on the CPU\n",

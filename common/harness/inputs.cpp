@@ -3,6 +3,8 @@
 // reference for BF16 inputs, which converts them to float for the type-independent reference GEMM
 // (reference.cpp). Another input type (NVFP4) gets its own generator and reference
 // wrapper beside these, feeding the same core.
+#include <cmath>
+
 #include "common/harness/internal.h"
 
 namespace tcg::harness {
@@ -60,8 +62,10 @@ void fill_input(Inputs kind, uint64_t seed, uint64_t stream_id, __nv_bfloat16* d
   for (size_t i = 0; i < count; ++i) {
     const uint64_t x = splitmix64(state);
     // Integers in [-2, 2]; or random: RN to BF16 can round the top values of unit_float up to
-    // 1.0, so the result lies in [-1, 1].
+    // 1.0, so the result lies in [-1, 1]; or wide: that times 2^e, e in [-8, 7] from the low bits
+    // (unit_float uses the top 24), so products span 30 binades and FP32 sums of them round.
     const float v = kind == Inputs::kInteger ? static_cast<float>(static_cast<int>(below(x, 5)) - 2)
+                    : kind == Inputs::kWide  ? std::ldexp(unit_float(x), static_cast<int>(x & 15) - 8)
                                              : unit_float(x);
     dst[i] = bf16_from_bits(float_to_bf16_bits(v));
   }

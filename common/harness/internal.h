@@ -43,8 +43,10 @@ __attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...);
 enum class Inputs {
   kRandom,   // uniform in [-1, 1], rounded to BF16
   kInteger,  // integers uniform in [-2, 2]: every FP32 partial sum is exact, so checks are exact
+  kWide,     // uniform in [-1, 1] times 2^e, e spanning 16 binades (NVFP4: per 16-element block, so
+             // the UE4M3 scales span 10): FP32 sums round, so their order shows in the bits
 };
-const char* inputs_name(Inputs kind);  // "random" / "integer"
+const char* inputs_name(Inputs kind);  // "random" / "integer" / "wide"
 
 constexpr int64_t kGpuDefaultDim = 4096;
 constexpr int64_t kSimDefaultDim = 512;

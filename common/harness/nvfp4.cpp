@@ -176,6 +176,19 @@ Nvfp4Matrix random_operand(uint64_t seed, uint64_t stream, int64_t rows, int64_t
   return quantize_nvfp4(x.data(), rows, k, name);
 }
 
+// Wide: uniform in [-1, 1) times 2^e, one e in [-6, 3] per 16-element block, quantized like the
+// random inputs: the blocks' UE4M3 scales (amax/6) span 2^-9..2^0.4, products of elements about 24
+// binades, so FP32 sums round and their order shows in C's bits (the repeat-launch check).
+Nvfp4Matrix wide_operand(uint64_t seed, uint64_t stream, int64_t rows, int64_t k, const char* name) {
+  std::vector<float> x(static_cast<size_t>(rows * k));
+  uint64_t state = stream_state(seed, stream);
+  for (size_t b = 0; b < x.size(); b += kNvfp4BlockSize) {
+    const int e = static_cast<int>(below(splitmix64(state), 10)) - 6;
+    for (size_t i = b; i < b + kNvfp4BlockSize; ++i) x[i] = std::ldexp(unit_float(splitmix64(state)), e);
+  }
+  return quantize_nvfp4(x.data(), rows, k, name);
+}
+
 // Why these sets give exact sums: an element is c * s with c in {0, ±1/2, ±1, ±2} and s in
 // {1/2, 1, 2}, so it is a multiple of 2^-2 and at most 4 in magnitude. A product of two is a
 // multiple of 2^-4 and at most 16, and so is every sum of products, however it is ordered or
@@ -224,6 +237,9 @@ Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t
   if (kind == Inputs::kInteger) {
     in.a = integer_operand(seed, 0, 2, m, k);
     in.b = integer_operand(seed, 1, 3, n, k);
+  } else if (kind == Inputs::kWide) {
+    in.a = wide_operand(seed, 0, m, k, "A");
+    in.b = wide_operand(seed, 1, n, k, "B");
   } else {
     in.a = random_operand(seed, 0, m, k, "A");
     in.b = random_operand(seed, 1, n, k, "B");

@@ -42,6 +42,11 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
         "inputs:   integer: values 0, +-0.5, +-1, +-2 times block scales 0.5, 1, 2 (exact sums), "
         "seed %llu\n",
         static_cast<unsigned long long>(o.seed));
+  else if (fp4 && o.inputs == Inputs::kWide)
+    std::printf(
+        "inputs:   wide, uniform in [-1, 1] times 2^-6..2^3 per 16-element block, quantized to NVFP4 "
+        "(FP32 sums round), seed %llu\n",
+        static_cast<unsigned long long>(o.seed));
   else if (fp4)
     std::printf(
         "inputs:   random, uniform in [-1, 1] quantized to NVFP4 (scale = UE4M3_RN(amax/6), no "
@@ -49,6 +54,9 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
         static_cast<unsigned long long>(o.seed));
   else if (o.inputs == Inputs::kInteger)
     std::printf("inputs:   integer, uniform in [-2, 2], seed %llu\n",
+                static_cast<unsigned long long>(o.seed));
+  else if (o.inputs == Inputs::kWide)
+    std::printf("inputs:   wide, uniform in [-1, 1] times 2^-8..2^7, rounded to BF16 (FP32 sums round), seed %llu\n",
                 static_cast<unsigned long long>(o.seed));
   else
     std::printf("inputs:   random, uniform in [-1, 1] rounded to BF16, seed %llu\n",

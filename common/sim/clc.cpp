@@ -31,9 +31,10 @@
 //  * the expect_tx bytes: a phase that announced other than 16 bytes underflows or is left over
 //    (mbarrier.cpp, launch.cpp exit checks); an arrival without expect_tx completes the phase
 //    before the response lands, which the load check then reports.
-// Not modelled: the proxy fence the ISA's example places between the generic-proxy read of a
-// response and the next async-proxy try_cancel write into the same buffer (memory is sequentially
-// consistent here; a buffer reused too early is still caught by the in-flight checks above).
+//  * the proxy order: the response is written by the async proxy and read with a generic load, so
+//    every load of a response must be ordered before the next try_cancel's write into those bytes
+//    through fence.proxy.async (the ISA's example fences there, §9.7.13.17; the rule and why:
+//    tma_store.cpp check_async_write_after_reads), checked at the issue under every seed.
 #include <algorithm>
 #include <cstring>
 
@@ -129,6 +130,7 @@ void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at) 
     // be ordered before it like any other thread's use, and across the cluster for the multicast.
     check_mbar_published(b, d_bar, /*async_proxy=*/false, /*remote=*/d != &self, what);
     if (d != &self) note_remote_access(*d, what);
+    check_async_write_after_reads(*d, (d->rank << kRankShift) | off, kResponseBytes, what);
   }
   std::vector<std::pair<Cta*, uint32_t>> targets;  // (CTA, its barrier's shared::cluster address)
   uint32_t mask = 0;
@@ -153,6 +155,7 @@ void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at) 
                  if (std::find(d->clc_landed.begin(), d->clc_landed.end(), off) == d->clc_landed.end())
                    d->clc_landed.push_back(off);
                  Mbar& b = d->mbars.find(d_bar & kOffsetMask)->second;
+                 mbar_note_async(b, by);
                  mbar_add_tx(b, d_bar, -int64_t(kResponseBytes), by);
                  mbar_check_phase(b, d_bar, by);
                }
@@ -180,6 +183,7 @@ void clc_load_response(uint32_t response, uint32_t* words, SrcLoc at) {
               "reads a clusterlaunchcontrol.try_cancel response at " + hex(response) +
                   ", but no response has landed there yet (none was requested, or its request has not been issued): "
                   "wait on the request's mbarrier before loading the response (PTX ISA §9.7.13.17)");
+  note_generic_read(*f.cta, response, kResponseBytes);  // ld.shared: the generic proxy
   memcpy(words, p, kResponseBytes);
 }
 

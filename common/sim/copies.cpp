@@ -46,6 +46,7 @@ void copy_landed(Cta& cta, uint32_t bar, uint32_t bytes, const std::string& by, 
   g_stats.tma_copies++;
   g_stats.tma_bytes += bytes;
   Mbar& b = cta.mbars.find(bar & kOffsetMask)->second;
+  mbar_note_async(b, by);  // the CTA's exit must be ordered after this (launch.cpp)
   mbar_add_tx(b, bar, -int64_t(bytes), by);
   mbar_check_phase(b, bar, by);
   g_stats.copy_seconds += std::chrono::duration<double>(Clock::now() - t0).count();

@@ -92,6 +92,7 @@ void bulk_copy_smem_to_cluster(uint32_t dst, uint32_t src, uint32_t bytes, uint3
                Mbar& mb = dp->mbars.find(bar & kOffsetMask)->second;
                g_stats.tma_copies++;
                g_stats.tma_bytes += bytes;
+               mbar_note_async(mb, by);  // launch.cpp: the destination's exit ordered after it
                mbar_add_tx(mb, bar, -int64_t(bytes), by);
                mbar_check_phase(mb, bar, by);
              },

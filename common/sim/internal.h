@@ -14,11 +14,13 @@
 // mma_block_scaled.cpp (tcgen05.cp, tcgen05.mma kind::mxf4nvf4), tmem_hazards.cpp (the ordering
 // of asynchronous tcgen05 operations and their TMEM hazards), global_memory.cpp (the registry of
 // global allocations and the bounds of raw global accesses), global_order.cpp (global memory
-// ordering between threads),
+// ordering between threads), happens_before.cpp (the one happens-before relation every ordering
+// check asks),
 // warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence),
 // clc.cpp (cluster launch control), timing.cpp (the B200 timing model and the trace),
 // timing_params.cpp (the timing model's parameter table and parameter files).
-// Headers: this one; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
+// Headers: this one; happens_before.h (the vector clocks; tmem_hazards.h includes it);
+// tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
 // model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
 // timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
@@ -83,7 +85,8 @@ struct Cluster;
 // notifies its queue when its state changes, so waking is proportional to the waiters.
 using WaitQueue = std::vector<Fiber*>;
 
-// The ordering of asynchronous tcgen05 operations (TcClock, TcOp, TmemUse, tc_issue): tmem_hazards.h.
+// The happens-before relation (HbClock, Stamp): happens_before.h. The ordering of asynchronous
+// tcgen05 operations (TcOp, TmemUse, tc_issue): tmem_hazards.h.
 
 struct Mbar {
   uint32_t phase = 0;
@@ -92,14 +95,20 @@ struct Mbar {
   int64_t tx = 0;
   SrcLoc init_at{};
   Fiber* init_by = nullptr;
-  // Logical times (Scheduler::clock) at which the initialisation was published: by
-  // fence.mbarrier_init in the initialising thread (to the async proxy and the cluster), and by
-  // a releasing cluster arrive of that thread (to the other CTAs, generic proxy). 0: not yet.
-  uint64_t init_time = 0, fenced_time = 0, cluster_released_time = 0;
+  // The initialisation (happens_before.h stamps): the init itself; the initialising thread's
+  // fence.mbarrier_init after it (publishes it to the async proxy and the cluster); the
+  // releasing cluster arrives of threads ordered after it (publish it to the other CTAs).
+  Stamp init_stamp, fence_stamp;
+  std::vector<Stamp> cluster_released;
   WaitQueue waiters;
-  // tcgen05 ordering carried by the arrivals of the current phase, and by the last completed
-  // phase of each parity (what a wait for that parity acquires).
-  TcClock tc_acc, tc_done[2];
+  // The happens-before clocks joined by the arrivals of the current phase, and of the last
+  // completed phase of each parity (what a wait for that parity acquires).
+  HbClock hb_acc, hb_done[2];
+  // The exit check (launch.cpp): the latest phase that an asynchronous arrival or complete_tx (a
+  // TMA copy, a tcgen05.commit, a try_cancel response) landed in, plus one, and what it was; and
+  // how many phases a wait of this CTA has seen completed.
+  uint32_t async_phase_end = 0, observed = 0;
+  std::string async_by;  // "the TMA load issued by ... at ..."
 };
 
 // An asynchronous operation: performed later, when the scheduler picks it. `targets` names the
@@ -146,11 +155,17 @@ struct BulkGroup {
   SrcLoc at{};               // the commit_group
   bool read_waited = false;  // a wait_group(.read) of the issuing thread covered it
 };
+struct GenericRead {           // a generic-proxy load of a chunk (tma_store.cpp proxy rules)
+  Fiber* reader = nullptr;
+  SrcLoc at{};
+  Stamp read, fenced;          // the load; the reader's fence.proxy.async after it (none yet: 0)
+};
 struct SmemChunk {             // 16 bytes of a CTA's shared memory
   Fiber* writer = nullptr;     // the thread of the last generic-proxy store (st_shared_generic)
   SrcLoc at{};                 //   and where
-  uint64_t fenced = 0;         // Scheduler::clock of that thread's fence.proxy.async after the store; 0: none yet
+  Stamp fenced;                // that thread's fence.proxy.async after the store (none yet: 0)
   std::shared_ptr<BulkStore> reader;  // the last TMA store whose source covers it
+  std::vector<GenericRead> reads;     // generic loads since the last async-proxy write
 };
 
 enum class FState { kRunnable, kBlocked, kDone };
@@ -178,18 +193,13 @@ struct Fiber {
   const char* tc_pending_fence = nullptr;
   SrcLoc tc_at{};
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
-  // Ordering of async tcgen05 operations (tmem_hazards.cpp): this thread's agent number, what it
-  // knows of every agent's operations, its own mma / cp and commits issued so far, and (lane 0
-  // of a warp) the warp's tcgen05.wait::ld count.
-  uint32_t agent = 0;
-  TcClock tc_clock;
-  // Scheduler::clock when its last synchronisation completed: tma_store.cpp orders a TMA store after
-  // another thread's fence.proxy.async (and staging writes after a wait_group.read) with it.
-  uint64_t sync_time = 0;
+  // The happens-before relation (happens_before.h): this thread's agent number, its current
+  // epoch, its clock (also what it knows of every agent's tcgen05 operations, tmem_hazards.cpp),
+  // and its clock as of its last fence.proxy.async (the proxy rules, tma_store.cpp). Its own mma /
+  // cp and commits issued so far, and (lane 0 of a warp) the warp's tcgen05.ld / wait::ld counts.
+  uint32_t agent = 0, epoch = 1;
+  HbClock hb, hb_at_proxy_fence;
   uint32_t tc_issued = 0, tc_commits = 0, lds_issued = 0, ld_waits = 0;
-  // Logical time of the last completed synchronisation with the CTA (bar.sync, mbarrier wait)
-  // and with the cluster (barrier.cluster.wait).
-  uint64_t cta_sync_time = 0, cluster_sync_time = 0;
   // barrier.cluster: arrivals made, waits completed (an arrive must be followed by a wait).
   uint32_t cluster_arrivals = 0, cluster_waits = 0;
   // Timing model (timing.cpp): this thread's clock (ns since the launch), the stamp of its valid
@@ -214,6 +224,7 @@ struct Fiber {
   std::vector<std::shared_ptr<BulkStore>> bulk_open;
   std::deque<BulkGroup> bulk_groups;
   std::vector<uint32_t> unfenced_chunks;
+  std::vector<uint32_t> unfenced_reads;     // chunks it loaded (generic proxy) since its last fence.proxy.async
   uint64_t global_stores = 0;               // timing model: this thread's global store instructions so far
   double store_drain = 0;                   // timing model: when its last global store reaches L2
   double dsmem_drain = 0;                   // timing model: when its last st.shared::cluster to a peer has landed
@@ -233,9 +244,8 @@ struct CtaBarrier {
   uint32_t arrived = 0;
   uint32_t expected = 0;
   uint64_t generation = 0;
-  uint64_t completed_time = 0;  // logical time of the last completion
   WaitQueue waiters;
-  TcClock tc_acc, tc_done;      // tcgen05 ordering: joined by arrivals, acquired by the released threads
+  HbClock hb_acc, hb_done;      // happens-before: joined by arrivals, acquired by the released threads
 };
 
 struct TmemAlloc {
@@ -271,9 +281,9 @@ struct Sm {
 };
 
 // Who reached into this CTA's shared memory or TMEM from another CTA of the cluster, and when
-// (the accessing thread's count of cluster-barrier arrivals at the time), for the exit check.
+// (its happens-before stamp), for the exit check.
 struct RemoteAccess {
-  uint32_t epoch = 0;
+  Stamp stamp;
   Fiber* by = nullptr;
   const char* what = "";
   SrcLoc at{};
@@ -306,6 +316,9 @@ struct Cta {
   SrcLoc clc_failed_at{};
   std::vector<SmemChunk> chunks;  // per 16 bytes of shared memory, once a generic store or TMA store used it (tma_store.cpp)
   std::vector<TmemUse> tmem_uses;  // TMEM cells of async tcgen05 operations that may still conflict
+  // The exit check (launch.cpp): per issuing agent, the last mma / cp that reads or writes this
+  // CTA's shared memory or TMEM; its completion must be ordered before the CTA ends.
+  std::vector<std::shared_ptr<TcOp>> tc_targets;
 };
 
 struct Cluster {
@@ -319,9 +332,8 @@ struct Cluster {
   uint64_t phases = 0;
   uint32_t arrived = 0;
   uint32_t threads = 0, exited = 0;
-  uint64_t completed_time = 0;  // logical time of the last completed phase
   WaitQueue waiters;
-  TcClock tc_acc, tc_done;      // tcgen05 ordering across the cluster barrier
+  HbClock hb_acc, hb_done;      // happens-before across the cluster barrier
 };
 
 // Timing model: a running thread may run ahead of the next event by at most this (ns) before it
@@ -350,8 +362,8 @@ struct Scheduler {
   bool retire_pending = false;     // a cluster finished: retire it on the scheduler's stack
   const std::function<void()>* body = nullptr;
   dim3 grid, block;
-  uint64_t clock = 1;              // logical time: advanced at every synchronisation event
-  uint32_t next_agent = 0;         // numbers the fibers for the tcgen05 vector clocks
+  uint32_t next_agent = 0;         // numbers the fibers (agents of the happens-before clocks)
+  uint64_t generic_reads = 0;      // GenericRead records alive (tma_store.cpp): none, no fence needs a snapshot
   // Timing model (Options::timing): events run in the order of the model clock. The heap holds
   // runnable threads, asynchronous operations and tcgen05 queue heads by time; `now` is the time
   // of the event being run; a running thread yields once its clock passes `horizon` (the next
@@ -384,9 +396,6 @@ inline bool timed() { return g_sched && g_sched->timed; }
 
 // ---- global memory ordering between threads (global_order.cpp)
 void global_order_reset();  // at each launch
-// bar.sync / __syncthreads id, the barrier's generation: a thread arrives, later leaves it.
-void global_order_barrier_arrive(uint32_t bar_id, uint64_t generation);
-void global_order_barrier_leave(uint32_t bar_id, uint64_t generation);
 
 // ---- failure reporting (scheduler.cpp)
 [[noreturn]] void fail(const std::string& msg);
@@ -447,6 +456,9 @@ void check_target_alive(Cta& target, const char* what);
 
 // ---- synchronisation (sync.cpp)
 void note_thread_sync(const char* what, SrcLoc at);
+// An .aligned barrier: every live lane of the warp arrives at the same instruction first.
+void converge_aligned(const char* what);
+extern const char* const kSyncthreadsOp;  // the collective name of __syncthreads (exited lanes count)
 void check_fence_before(const char* what);
 void tcgen05_op(const char* what);
 // Records the .cta_group of a tcgen05 instruction; all of a kernel's must agree.
@@ -461,7 +473,10 @@ Mbar& mbar_at_cluster(uint32_t bar, const char* what, Cta** target = nullptr);
 std::string describe_mbar(const Mbar& b);
 void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by);
 // `carried`: the tcgen05 ordering the arrival releases (the arriving thread's clock, a commit's).
-void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const TcClock* carried = nullptr);
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const HbClock* carried = nullptr);
+// An asynchronous operation (TMA complete_tx, a commit's arrival, a try_cancel response) lands on
+// `b` now: recorded for the exit check (a wait of the CTA must see that phase complete).
+void mbar_note_async(Mbar& b, const std::string& by);
 void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by);
 // The async proxy (TMA complete_tx, tcgen05.commit) or another CTA is about to use `b`: its
 // initialisation must have been published to it (fence.mbarrier_init + a synchronisation).
@@ -512,6 +527,11 @@ std::vector<std::pair<uint64_t, uint32_t>> box_segments(const Map& m, const int3
 // Those bytes must lie in the allocation the map was made for (global_memory.cpp): a box past the
 // tensor's edge is fine, a map whose dims or strides exceed its buffer is not.
 void check_box_in_allocation(const std::vector<std::pair<uint64_t, uint32_t>>& rows, const char* what);
+// The proxy rule in the other direction (tma_store.cpp): the running thread loads `bytes` at `addr`
+// through the generic proxy; the async proxy is about to write there on its behalf (every such
+// load must be ordered before the write through fence.proxy.async).
+void note_generic_read(Cta& cta, uint32_t addr, uint32_t bytes);
+void check_async_write_after_reads(Cta& cta, uint32_t addr, uint32_t bytes, const char* what);
 // The running thread exits: it must have committed its TMA stores and waited for their reads.
 void bulk_thread_exited(Fiber& f);
 // The async proxy is about to read the 16-byte piece at `a` of `cta`'s shared memory (a TMA store's

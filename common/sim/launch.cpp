@@ -14,11 +14,16 @@
 // CTAs of one SM share its TMEM (tmem.cpp). A cluster is retired when all its threads have
 // exited, which makes room for the next.
 // When the last thread of a CTA exits, its resources die with it, so the emulator checks that
-// nothing can still reach them: no asynchronous operation in flight towards its shared memory,
-// mbarriers or TMEM; no access from another CTA of the cluster that is not ordered before the
-// CTA's last cluster-barrier wait (CUDA Programming Guide, "Distributed Shared Memory": a CTA
-// must not exit while others may still access its shared memory); no TMEM left allocated
-// (PTX ISA §9.7.16.7.1); no transaction bytes announced and never delivered (§9.7.13.15).
+// nothing can still reach them, on the happens-before relation (happens_before.h: what happens
+// before the CTA's end is what happens before one of its threads' exits): no asynchronous
+// operation in flight towards its shared memory, mbarriers or TMEM, nor one that landed on a
+// barrier phase no wait of the CTA saw complete, nor an MMA / tcgen05.cp on its shared memory or
+// TMEM whose completion (commit + wait) no thread of it is ordered after; so these are reported
+// under every seed, not only when a seed delays the operation past the exit. No access from
+// another CTA of the cluster that does not happen before the CTA's end (CUDA Programming Guide,
+// "Distributed Shared Memory": a CTA must not exit while others may still access its shared
+// memory); no TMEM left allocated (PTX ISA §9.7.16.7.1); no transaction bytes announced and never
+// delivered (§9.7.13.15).
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -62,19 +67,22 @@ void cta_finished(Cta& cta) {
          " issued by " + (op->issuer ? who(*op->issuer) : std::string("?")) + " at " + loc(op->at) +
          " still targets its shared memory, mbarriers or TMEM; a CTA's resources end with it, so wait for that "
          "operation's completion (its mbarrier) before the CTA exits");
-  // Another CTA's access must be ordered before this CTA's exit: it happened before that CTA's
-  // cluster-barrier arrival number `epoch`+1, so a wait of this CTA that completed phase
-  // `epoch` (i.e. this CTA's waits > epoch) covers it.
-  uint32_t waits = 0;
-  for (const Fiber* f : cta.fibers) waits = std::max(waits, f->cluster_waits);
+  // What happens before the CTA's end: everything that happens before one of its threads' exits
+  // (happens_before.h), i.e. the join of their clocks.
+  HbClock end;
+  for (const Fiber* f : cta.fibers) {
+    end.join(f->hb);
+    end.at(f->agent).epoch = std::max(end.at(f->agent).epoch, f->epoch);
+  }
+  // Another CTA's access must happen before this CTA's end (a cluster barrier after the access).
   for (const RemoteAccess& ra : cta.remote_accesses) {
     if (!ra.by || ra.by->cta->finished) continue;  // that CTA is gone: it cannot reach us any more
-    if (ra.epoch >= waits)
+    if (!end.knows(ra.stamp.agent, ra.stamp.epoch))
       fail("tcsim: CTA exited while its cluster peer can still reach it\n  " + name + " exited, but " +
            cta_name(*ra.by->cta) + " is still running and its " + ra.what + " (" + who(*ra.by) + " at " +
-           loc(ra.at) + ") reached into this CTA after the last cluster barrier this CTA waited on (" +
-           std::to_string(waits) + " completed barrier.cluster.wait). A CTA whose shared memory or TMEM other CTAs "
-           "use must not exit before a cluster barrier (arrive + wait in every CTA) that follows their last access");
+           loc(ra.at) + ") reached into this CTA, and no thread of this CTA is ordered after that access. A CTA "
+           "whose shared memory or TMEM other CTAs use must not exit before a cluster barrier (arrive + wait in "
+           "every CTA) that follows their last access");
   }
   for (const auto& [addr, b] : cta.mbars)
     if (b.tx != 0)
@@ -88,6 +96,26 @@ void cta_finished(Cta& cta) {
     fail("tcsim: TMEM leak\n  " + name + " exited with TMEM still allocated: " + describe_allocs(cta) +
          " (the first by warp " + std::to_string(a.warp) + " at " + loc(a.at) +
          "). Every tcgen05.alloc needs a tcgen05.dealloc before the CTA exits.");
+  }
+  // Asynchronous work that has landed, but that no thread of the CTA is ordered after: on the GPU
+  // it may still be in flight when the CTA's shared memory and TMEM are handed to the next CTA.
+  // Checked whether or not this run happened to perform it early, so under every seed.
+  for (const auto& [addr, b] : cta.mbars)
+    if (b.async_phase_end > b.observed)
+      fail("tcsim: CTA exited with asynchronous work it never waited for\n  " + name + " exited, but " + b.async_by +
+           " completed on the mbarrier at " + hex((cta.rank << kRankShift) | addr) + " (initialised at " +
+           loc(b.init_at) + ") in its phase " + std::to_string(b.async_phase_end - 1) + ", and no wait of this CTA "
+           "saw that phase complete (waits saw " + std::to_string(b.observed) + " phases). Nothing orders the "
+           "operation before the CTA's end, so on a GPU it may still write the CTA's shared memory or arrive on "
+           "its barrier after the CTA is gone: wait for that phase before exiting (a ring's drain; PTX ISA "
+           "§9.7.13.15, §9.7.16.6.4.4)");
+  for (const auto& op : cta.tc_targets) {
+    const Known* k = end.find(op->agent);
+    if (!k || k->committed < op->need)
+      fail("tcsim: CTA exited with asynchronous work it never waited for\n  " + name + " exited, but the " +
+           op->name + " issued by " + who(*op->issuer) + " at " + loc(op->at) + " uses its shared memory or TMEM, "
+           "and no thread of this CTA is ordered after its completion (a tcgen05.commit after it and a wait on "
+           "that commit's mbarrier, PTX ISA §9.7.16.6.4.4): on a GPU it may still run when the CTA is gone");
   }
 }
 

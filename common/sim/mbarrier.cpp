@@ -11,8 +11,15 @@
 // async proxy (TMA complete_tx, tcgen05.commit) only after fence.mbarrier_init and a
 // synchronisation; from another CTA only after a cluster barrier that follows the fence or a
 // releasing cluster arrive; by another thread of the CTA only after a synchronisation.
-// Arrivals carry the arriving thread's tcgen05 clock and a completed phase hands it to the threads
-// that wait for it (tmem_hazards.cpp: which tcgen05 operations a thread knows complete).
+// Arrivals release the arriving thread's happens-before clock (happens_before.h; a remote arrival
+// its clock at the issue, .release.cluster) and a completed phase hands the joined clocks to the
+// threads that wait for it (.acquire): what they write and read, and which tcgen05 operations they
+// know complete (tmem_hazards.cpp). The init checks ask the same relation. Scope: the wrappers'
+// local arrives are .release.cta and their waits .acquire.cta, both inside the barrier's CTA; a
+// remote arrive (.release.cluster, or CUTLASS's .release.cta form) is observed by a .cta wait of
+// the barrier's CTA. The emulator
+// counts that pair as synchronising, as CUTLASS's cluster pipelines assume (a looser reading than
+// the scopes' letter, §8.9: a kernel relying on it is not reported).
 #include <algorithm>
 #include <memory>
 #include <sstream>
@@ -67,19 +74,19 @@ void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
          ") received " + std::to_string(-b.tx) + " bytes more than expect_tx announced for phase " +
          std::to_string(b.phase) + "; last update by " + by + ". Is the expect_tx byte count too small?");
   if (b.pending == 0 && b.tx == 0) {
-    b.tc_done[b.phase & 1] = std::move(b.tc_acc);  // what a wait for this phase's parity acquires
-    b.tc_acc.clear();
+    b.hb_done[b.phase & 1] = std::move(b.hb_acc);  // what a wait for this phase's parity acquires
+    b.hb_acc.clear();
     b.phase++;
     b.pending = b.expected;
     notify(b.waiters);
   }
 }
 
-void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const TcClock* carried) {
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const HbClock* carried) {
   if (b.pending < int64_t(count))
     fail("tcsim: mbarrier arrival overflow\n  " + by + " arrives on the mbarrier at " + hex(addr) +
          " but its current phase has no pending arrivals left (" + describe_mbar(b) + ")");
-  if (carried) b.tc_acc.join(*carried);
+  if (carried) b.hb_acc.join(*carried);
   b.pending -= count;
   mbar_check_phase(b, addr, by);
 }
@@ -95,14 +102,16 @@ void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by) {
 void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool remote, const char* what) {
   const Fiber& f = me();
   const std::string name = "the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) + ")";
-  if (async_proxy && b.fenced_time == 0)
+  if (async_proxy && !b.fence_stamp)
     fail_here("mbarrier init not fenced for the async proxy",
               std::string(what) + " will signal " + name +
                   ", but the initialising thread executed no fence.mbarrier_init after mbarrier.init, so the TMA "
                   "unit / tensor core may see the barrier uninitialised. Follow the inits with "
                   "fence.mbarrier_init.release.cluster and a barrier (PTX ISA §9.7.13.4, §9.7.13.15.9)");
   if (remote) {
-    if (b.cluster_released_time == 0 || f.cluster_sync_time <= b.cluster_released_time)
+    bool published = false;
+    for (const Stamp& s : b.cluster_released) published = published || hb_ordered(f, s);
+    if (!published)
       fail_here("mbarrier used by another CTA before its init was published",
                 std::string(what) + " uses " + name + " in another CTA of the cluster, but no cluster barrier orders "
                     "this thread after that initialisation (fence.mbarrier_init.release.cluster or "
@@ -110,8 +119,7 @@ void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool r
     return;
   }
   if (&f == b.init_by) return;
-  const uint64_t needed = async_proxy ? b.fenced_time : b.init_time;
-  if (std::max(f.cta_sync_time, f.cluster_sync_time) <= needed)
+  if (!hb_ordered(f, async_proxy ? b.fence_stamp : b.init_stamp))
     fail_here("mbarrier used before its init is ordered before this thread",
               std::string(what) + " uses " + name + ", but this thread has not synchronised with the initialising "
                   "thread since the " + (async_proxy ? "fence.mbarrier_init" : "mbarrier.init") +
@@ -119,19 +127,23 @@ void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool r
 }
 
 // fence.mbarrier_init publishes the inits of the executing thread. A releasing cluster arrive
-// is cumulative (PTX memory model): it also publishes inits of other threads that are ordered
-// before it, i.e. made before this thread's last synchronisation with its CTA.
+// is cumulative (PTX memory model): it also publishes inits of other threads that happen before it.
 void publish_inits(bool fence, bool cluster_release) {
   Fiber& f = me();
-  uint64_t t = 0;
+  const Stamp now = hb_stamp(f);
   for (auto& [off, b] : f.cta->mbars) {
     const bool own = b.init_by == &f;
-    const bool ordered_before = own || b.init_time < std::max(f.cta_sync_time, f.cluster_sync_time);
-    if (!(fence ? own : ordered_before)) continue;
-    if (!t) t = ++g_sched->clock;
-    if (fence && !b.fenced_time) b.fenced_time = t;
-    if (cluster_release && !b.cluster_released_time) b.cluster_released_time = t;
+    if (!(fence ? own : own || hb_ordered(f, b.init_stamp))) continue;
+    if (fence && !b.fence_stamp) b.fence_stamp = now;
+    if (cluster_release &&
+        std::none_of(b.cluster_released.begin(), b.cluster_released.end(), [&](const Stamp& s) { return s.agent == now.agent; }))
+      b.cluster_released.push_back(now);  // one per thread: its first release covers every later use
   }
+}
+
+void mbar_note_async(Mbar& b, const std::string& by) {
+  b.async_phase_end = b.phase + 1;
+  b.async_by = by;
 }
 
 namespace {
@@ -149,13 +161,13 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
   if (target == f.cta) {
     check_mbar_published(b, bar, false, false, what);
     if (expect_tx) mbar_add_tx(b, bar, int64_t(bytes), by);
-    mbar_do_arrive(b, bar, 1, by, &tc_release_clock(f));
+    mbar_do_arrive(b, bar, 1, by, &hb_release(f));
     return;
   }
   check_mbar_published(b, bar, false, true, what);
   note_remote_access(*target, what);
   const uint32_t off = bar & kOffsetMask;
-  auto carried = std::make_shared<const TcClock>(tc_release_clock(f));  // released when issued
+  auto carried = std::make_shared<const HbClock>(hb_release(f));  // released when issued
   AsyncOp op{[target, off, bar, bytes, expect_tx, by, carried] {
                Mbar& tb = target->mbars.find(off)->second;
                if (expect_tx) mbar_add_tx(tb, bar, int64_t(bytes), by);
@@ -186,7 +198,7 @@ void mbar_init(uint32_t bar, uint32_t count, SrcLoc at) {
   b.pending = count;
   b.init_at = at;
   b.init_by = &f;
-  b.init_time = ++g_sched->clock;
+  b.init_stamp = hb_stamp(f);
 }
 
 void mbar_arrive(uint32_t bar, SrcLoc at) {
@@ -195,7 +207,7 @@ void mbar_arrive(uint32_t bar, SrcLoc at) {
   Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive");
   check_fence_before("mbarrier.arrive");
   check_mbar_published(b, bar, false, false, "mbarrier.arrive");
-  mbar_do_arrive(b, bar, 1, who(f) + " at " + loc(at), &tc_release_clock(f));
+  mbar_do_arrive(b, bar, 1, who(f) + " at " + loc(at), &hb_release(f));
 }
 
 void mbar_arrive_cluster(uint32_t bar, SrcLoc at) {
@@ -216,7 +228,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
   check_mbar_published(b, bar, false, false, "mbarrier.arrive.expect_tx");
   const std::string by = who(f) + " at " + loc(at);
   mbar_add_tx(b, bar, int64_t(bytes), by);
-  mbar_do_arrive(b, bar, 1, by, &tc_release_clock(f));
+  mbar_do_arrive(b, bar, 1, by, &hb_release(f));
 }
 
 void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at) {
@@ -239,8 +251,8 @@ void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
                 return "mbarrier.try_wait.parity on the mbarrier at " + hex(bar) + " for parity " +
                        std::to_string(parity) + "; " + describe_mbar(*b) + " (initialised at " + loc(b->init_at) + ")";
               });
-  tc_acquire(f, b->tc_done[parity]);  // the completed phase of that parity (PTX ISA §9.7.16.6.4)
-  f.cta_sync_time = ++g_sched->clock;
+  hb_acquire(f, b->hb_done[parity]);  // the completed phase of that parity (PTX ISA §9.7.16.6.4)
+  b->observed = std::max(b->observed, b->phase);  // every phase before the current one has completed
   note_thread_sync("mbarrier.try_wait.parity", at);
 }
 
@@ -251,8 +263,8 @@ bool mbar_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {
   if (parity > 1) fail_here("bad parity", "mbarrier.test_wait.parity with parity " + std::to_string(parity));
   check_mbar_published(b, bar, false, false, "mbarrier.test_wait.parity");
   if ((b.phase & 1) == parity) return false;
-  tc_acquire(f, b.tc_done[parity]);
-  f.cta_sync_time = ++g_sched->clock;
+  hb_acquire(f, b.hb_done[parity]);
+  b.observed = std::max(b.observed, b.phase);
   note_thread_sync("mbarrier.test_wait.parity", at);
   return true;
 }

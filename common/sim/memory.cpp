@@ -73,10 +73,10 @@ void note_remote_access(Cta& target, const char* what) {
   Fiber& f = me();
   if (&target == f.cta) return;
   check_target_alive(target, what);
-  RemoteAccess ra{f.cluster_arrivals, &f, what, f.at};
+  RemoteAccess ra{hb_stamp(f), &f, what, f.at};  // the exit must happen after it (launch.cpp)
   for (RemoteAccess& r : target.remote_accesses)
-    if (r.by->cta == f.cta) {
-      if (ra.epoch >= r.epoch) r = ra;
+    if (r.by == &f) {
+      r = ra;  // its latest access: the earlier ones happen before it
       return;
     }
   target.remote_accesses.push_back(ra);

@@ -359,13 +359,14 @@ void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_ma
   Fiber* fp = &f;
   // The arrival carries this thread's tcgen05 ordering: a thread that waits for it knows every
   // operation issued before the commit complete (tmem_hazards.cpp).
-  const std::shared_ptr<const TcClock> carried = tc_commit_clock(f);
+  const std::shared_ptr<const HbClock> carried = tc_commit_clock(f);
   push_tc_op(f, AsyncOp{[arrivals, by, fp, at, carried] {
                           for (const auto& [t, tbar] : arrivals) {
                             Cta* tp = t;
                             const uint32_t b_addr = tbar;
                             AsyncOp arrival{[tp, b_addr, by, carried] {
                                               Mbar& b = tp->mbars.find(b_addr & kOffsetMask)->second;
+                                              mbar_note_async(b, by);  // launch.cpp: exit ordered after it
                                               mbar_do_arrive(b, b_addr, 1, by, carried.get());
                                             },
                                             1u << t->rank, "a tcgen05.commit arrival", fp, at};

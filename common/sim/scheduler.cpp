@@ -322,14 +322,19 @@ void fiber_entry() {
   if (b0.arrived > 0 && b0.arrived + uint32_t(cta.exited) >= b0.expected) {
     b0.arrived = 0;
     b0.generation++;
-    b0.completed_time = ++s.clock;
-    b0.tc_done = std::move(b0.tc_acc);
-    b0.tc_acc.clear();
+    b0.hb_done = std::move(b0.hb_acc);
+    b0.hb_acc.clear();
     notify(b0.waiters);
   }
   cluster_thread_exited(f);  // likewise for the cluster barrier
   Collective& c = cta.warps[f.warp];
-  if (c.arrived > 0)
+  if (c.arrived > 0 && c.op == kSyncthreadsOp && c.arrived == live_lanes(cta, f.warp)) {
+    c.arrived = 0;  // the other lanes wait at __syncthreads, which counts exited threads: they go on
+    c.op = nullptr;
+    c.generation++;
+    c.data.fill(nullptr);
+    notify(c.waiters);
+  } else if (c.arrived > 0 && c.op != kSyncthreadsOp)
     fail("tcsim: divergent warp at a .sync.aligned instruction\n  " + who(f) + " exited while other lanes of its warp wait in " +
          c.op + " at " + loc(c.at));
   if (s.timed) {

@@ -19,10 +19,14 @@
 //    the async proxy and the cluster (checked in mbarrier.cpp); a releasing cluster arrive
 //    publishes every init ordered before it. (fence.proxy.async is modelled with the TMA store
 //    it orders, in tma_store.cpp.)
-// bar.sync, __syncwarp and the cluster barrier also carry the threads' tcgen05 clocks
-// (tmem_hazards.cpp). Logical time (Scheduler::clock) advances at every synchronisation; a thread
-// remembers when its last CTA and cluster synchronisation completed, which is how "was the init published before
-// this use" is decided.
+//  * Convergence (.aligned): bar.sync / __syncthreads and barrier.cluster.arrive / wait are the
+//    .aligned forms (the wrappers' PTX), which every thread of the warp must execute together, at
+//    the same instruction (§9.7.13.1, §9.7.13.3). Each is a warp rendezvous first (the warp
+//    collective of scheduler.cpp): a lane at another .aligned instruction, or the same one on
+//    another line, is reported naming both places, and so is a lane that exits while the others
+//    wait (except at __syncthreads, which counts exited threads).
+// bar.sync, __syncwarp, the cluster barrier and the mbarriers carry the happens-before clocks
+// (happens_before.h): an arrival releases, a completed wait acquires.
 #include "internal.h"
 
 namespace tcsim {
@@ -35,7 +39,16 @@ void note_thread_sync(const char* what, SrcLoc at) {
   Fiber& f = me();
   f.sync_pending_fence = what;
   f.sync_at = at;
-  f.sync_time = ++g_sched->clock;  // tma_store.cpp: "synchronised since that fence / wait_group.read"
+}
+
+const char* const kSyncthreadsOp = "__syncthreads";
+
+// An .aligned barrier instruction: first every live lane of the warp reaches it, at the same line.
+void converge_aligned(const char* what) {
+  // Under the timing model (--predict, --trace) it is not checked: the rendezvous would add a wake-up
+  // to every barrier's time, and correctness is the plain emulator's business.
+  if (timed()) return;
+  collective(what, nullptr, [](Collective&) {});
 }
 
 // A thread synchronisation that other threads will rely on (bar.sync, mbarrier.arrive) is about
@@ -90,11 +103,10 @@ Cta& pair_peer(Cta& cta, const char* what) {
 
 namespace {
 void complete_cluster_phase(Cluster& cl) {
-  cl.tc_done = std::move(cl.tc_acc);
-  cl.tc_acc.clear();
+  cl.hb_done = std::move(cl.hb_acc);
+  cl.hb_acc.clear();
   cl.phases++;
   cl.arrived = 0;
-  cl.completed_time = ++g_sched->clock;
   notify(cl.waiters);
 }
 }  // namespace
@@ -122,26 +134,22 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   if (nthreads % 32 != 0 || expected > total)
     fail_here("bad named barrier", "bar.sync thread count " + std::to_string(nthreads) +
                                        " must be a multiple of 32 and at most the block size");
-  check_fence_before(nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync");
-  b.tc_acc.join(tc_release_clock(f));
+  const char* what = nthreads == 0 && id == 0 ? kSyncthreadsOp : "bar.sync";
+  converge_aligned(what);  // bar.sync is barrier.sync.aligned: the whole warp, together
+  check_fence_before(what);
+  b.hb_acc.join(hb_release(f));
   b.expected = expected;
-  const uint64_t gen_arrived = b.generation;
-  global_order_barrier_arrive(id, gen_arrived);  // global_order.cpp: the barrier orders global stores
   b.arrived++;
   // __syncthreads (count 0): threads that already exited count as arrived.
   const uint32_t have = b.arrived + (nthreads ? 0u : uint32_t(cta.exited));
-  const char* what = nthreads == 0 && id == 0 ? "__syncthreads" : "bar.sync";
   if (have >= expected) {
     b.arrived = 0;
     b.generation++;
-    b.completed_time = ++g_sched->clock;
-    b.tc_done = std::move(b.tc_acc);
-    b.tc_acc.clear();
+    b.hb_done = std::move(b.hb_acc);
+    b.hb_acc.clear();
     notify(b.waiters);
-    tc_acquire(f, b.tc_done);
-    f.cta_sync_time = b.completed_time;
+    hb_acquire(f, b.hb_done);
     note_thread_sync(what, at);
-    global_order_barrier_leave(id, gen_arrived);
     return;
   }
   const uint64_t gen = b.generation;
@@ -155,10 +163,8 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
                std::to_string(bp->arrived + (nthreads ? 0 : cp->exited)) + " of " + std::to_string(bp->expected) +
                " threads have arrived";
       });
-  tc_acquire(f, b.tc_done);
-  f.cta_sync_time = b.completed_time;
+  hb_acquire(f, b.hb_done);
   note_thread_sync(what, at);
-  global_order_barrier_leave(id, gen_arrived);
 }
 
 void syncwarp(SrcLoc at) {
@@ -166,11 +172,11 @@ void syncwarp(SrcLoc at) {
   check_fence_before("__syncwarp");
   Fiber* self = &me();
   collective("__syncwarp", self, [](Collective& c) {  // every lane acquires what every lane released
-    TcClock all;
+    HbClock all;
     for (void* d : c.data)
-      if (d) all.join(tc_release_clock(*static_cast<Fiber*>(d)));
+      if (d) all.join(hb_release(*static_cast<Fiber*>(d)));
     for (void* d : c.data)
-      if (d) tc_acquire(*static_cast<Fiber*>(d), all);
+      if (d) hb_acquire(*static_cast<Fiber*>(d), all);
   });
   note_thread_sync("__syncwarp", at);
 }
@@ -209,6 +215,7 @@ void cluster_arrive(bool release, SrcLoc at) {
   tick(at);
   Fiber& f = me();
   Cluster& cl = *f.cta->cluster;
+  converge_aligned(release ? "barrier.cluster.arrive.release.aligned" : "barrier.cluster.arrive.relaxed.aligned");
   if (f.cluster_arrivals != f.cluster_waits)
     fail_here("barrier.cluster.arrive twice without a wait",
               "this thread already arrived at the cluster barrier and has not executed barrier.cluster.wait since; "
@@ -230,7 +237,8 @@ void cluster_arrive(bool release, SrcLoc at) {
       }
     }
   }
-  cl.tc_acc.join(tc_release_clock(f));
+  if (release) cl.hb_acc.join(hb_release(f));
+  else cl.hb_acc.join(hb_release_relaxed(f));  // .relaxed orders no memory (§9.7.13.3)
   f.cluster_arrivals++;
   cl.arrived++;
   if (cl.arrived + cl.exited >= cl.threads) complete_cluster_phase(cl);
@@ -240,6 +248,7 @@ void cluster_wait(SrcLoc at) {
   tick(at);
   Fiber& f = me();
   Cluster& cl = *f.cta->cluster;
+  converge_aligned("barrier.cluster.wait.acquire.aligned");
   if (f.cluster_arrivals == f.cluster_waits)
     fail_here("barrier.cluster.wait without an arrive",
               "barrier.cluster.wait with no barrier.cluster.arrive of this thread before it: the wait would not "
@@ -253,8 +262,7 @@ void cluster_wait(SrcLoc at) {
                        std::to_string(cp->threads - cp->exited) + " running threads of the cluster have arrived";
               });
   f.cluster_waits++;
-  tc_acquire(f, cl.tc_done);
-  f.cluster_sync_time = f.cta_sync_time = cl.completed_time;
+  hb_acquire(f, cl.hb_done);
   note_thread_sync("barrier.cluster.wait", at);
 }
 

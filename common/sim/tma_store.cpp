@@ -45,7 +45,7 @@ struct BulkStore {
   std::vector<uint32_t> chunk_addrs;  // shared::cta address of each 16-byte piece of the box, in box order
   std::vector<uint8_t> data;          // the source as read
   bool read = false, written = false;
-  uint64_t released = 0;  // Scheduler::clock when the issuer's wait_group(.read) covered it; 0: not yet
+  Stamp released;  // the issuer's wait_group(.read) that covered it (happens_before.h); none yet: 0
   double t_read = 0, t_written = 0;
 };
 }  // namespace detail
@@ -109,18 +109,19 @@ void check_async_proxy_read(Cta& cta, uint32_t a, const char* what) {
   const std::string op = store ? "store" : "copy";
   SmemChunk& ch = chunk_at(cta, a);
   if (!ch.writer) return;  // never written by a generic store (e.g. a TMA load put it there)
-  if (ch.fenced == 0)
+  if (!ch.fenced)
     fail_here("missing fence.proxy.async",
               std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
                   loc(ch.at) + " with an ordinary (generic-proxy) store and no fence.proxy.async.shared::cta after "
                   "it; the " + (store ? "TMA store" : "bulk copy") + " reads in the async proxy and may see the old bytes. Each writing thread "
                   "fences its stores, then the threads synchronise, then one issues the " + op + " (PTX ISA §9.7.12.4, "
                   "memory model §8.6)");
-  if (ch.writer != &f && ch.fenced >= f.sync_time)
+  if (!hb_ordered(f, ch.fenced))
     fail_here(std::string(store ? "TMA store" : "bulk copy") + " source not ordered after its writer",
               std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
-                  loc(ch.at) + " and fenced, but this thread has not synchronised with it since that "
-                  "fence.proxy.async (a __syncwarp, bar.sync or mbarrier between the fence and the " + op + ")");
+                  loc(ch.at) + " and fenced, but that fence.proxy.async does not happen before this " + op +
+                  ": no release of the writer after its fence (a __syncwarp, bar.sync, mbarrier arrive) is "
+                  "acquired by this thread");
 }
 }  // namespace detail
 
@@ -209,13 +210,13 @@ void bulk_wait_group(int n, bool read_only, SrcLoc at) {
       model_spend(f, done - f.t);
     }
   }
-  const uint64_t now = ++g_sched->clock;
+  const Stamp now = hb_stamp(f);
   for (size_t i = 0; i < older; ++i) {
     BulkGroup& g = f.bulk_groups[i];
     for (const auto& s : g.stores) {
       if (read_only) perform_read(*s);
       else perform_write(*s);
-      if (s->released == 0) s->released = now;
+      if (!s->released) s->released = now;
     }
     g.read_waited = true;
   }
@@ -229,13 +230,19 @@ void bulk_wait_group(int n, bool read_only, SrcLoc at) {
 void fence_proxy_async(SrcLoc at) {
   tick(at);
   Fiber& f = me();
-  if (f.unfenced_chunks.empty()) return;
-  const uint64_t now = ++g_sched->clock;
+  const Stamp now = hb_stamp(f);
+  // Generic loads it has acquired so far are now ordered before its later async-proxy writes. (With
+  // no load recorded anywhere, none can be among them: an older snapshot is as good.)
+  if (g_sched->generic_reads) f.hb_at_proxy_fence = f.hb;
   for (uint32_t i : f.unfenced_chunks) {
     SmemChunk& ch = f.cta->chunks[i];
-    if (ch.writer == &f && ch.fenced == 0) ch.fenced = now;
+    if (ch.writer == &f && !ch.fenced) ch.fenced = now;
   }
   f.unfenced_chunks.clear();
+  for (uint32_t i : f.unfenced_reads)
+    for (GenericRead& r : f.cta->chunks[i].reads)
+      if (r.reader == &f && !r.fenced) r.fenced = now;
+  f.unfenced_reads.clear();
 }
 
 void st_shared_generic(uint32_t addr, const uint32_t* v, uint32_t bytes, SrcLoc at) {
@@ -250,24 +257,78 @@ void st_shared_generic(uint32_t addr, const uint32_t* v, uint32_t bytes, SrcLoc 
   SmemChunk& ch = chunk_at(cta, addr);
   if (ch.reader) {
     const BulkStore& s = *ch.reader;
-    if (s.released == 0)
+    if (!s.released)
       fail_here("shared memory overwritten under a TMA store",
                 "st.shared.v4.b32 writes " + hex(addr) + ", the source of " + describe(s) +
                     ", before a cp.async.bulk.wait_group.read of that thread covered the store; the store may still "
                     "read the buffer and would write the new bytes (or a mix) to global memory (PTX ISA §9.7.9.25.6.2)");
-    if (s.issuer != &f && s.released >= f.sync_time)
+    if (!hb_ordered(f, s.released))
       fail_here("shared memory overwritten under a TMA store",
                 "st.shared.v4.b32 writes " + hex(addr) + ", the source of " + describe(s) +
-                    "; that thread's wait_group.read covered the store, but this thread has not synchronised with it "
-                    "since (a __syncwarp, bar.sync or mbarrier after the wait), so the write is not ordered after the read");
+                    "; that thread's wait_group.read covered the store, but the wait does not happen before this "
+                    "write (no release of that thread after the wait, a __syncwarp, bar.sync or mbarrier arrive, is "
+                    "acquired by this thread), so the write is not ordered after the read");
     ch.reader.reset();
   }
   memcpy(cta.smem + r.off, v, bytes);
-  if (ch.writer != &f || ch.fenced != 0) f.unfenced_chunks.push_back(uint32_t(&ch - cta.chunks.data()));
+  if (ch.writer != &f || ch.fenced) f.unfenced_chunks.push_back(uint32_t(&ch - cta.chunks.data()));
   ch.writer = &f;
   ch.at = at;
-  ch.fenced = 0;
+  ch.fenced = Stamp{};
 }
+
+namespace detail {
+
+void note_generic_read(Cta& cta, uint32_t addr, uint32_t bytes) {
+  Fiber& f = me();
+  for (uint32_t a = addr & ~15u; a < addr + bytes; a += 16) {
+    SmemChunk& ch = chunk_at(cta, a);
+    auto it = std::find_if(ch.reads.begin(), ch.reads.end(), [&f](const GenericRead& r) { return r.reader == &f; });
+    if (it == ch.reads.end()) {
+      it = ch.reads.insert(ch.reads.end(), GenericRead{&f, f.at, {}, {}});
+      g_sched->generic_reads++;
+    }
+    it->at = f.at;
+    it->read = hb_stamp(f);  // its latest read of the chunk; a fence must follow that one
+    it->fenced = Stamp{};
+    f.unfenced_reads.push_back(uint32_t(&ch - cta.chunks.data()));
+  }
+}
+
+// The generic -> async direction's converse: the async proxy is about to write `bytes` at `addr` of
+// `cta` on behalf of the running thread. Every generic load of those bytes since the last async write
+// must be ordered before it through a proxy fence (PTX ISA §8.6 proxies, §8.9 causality order: only a
+// proxy-preserved base causality order constrains which value a load of another proxy returns): the
+// reader's fence.proxy.async after its load happens before this issue, or this thread executed
+// fence.proxy.async after it had acquired the load. Without it the load may return the new bytes.
+void check_async_write_after_reads(Cta& cta, uint32_t addr, uint32_t bytes, const char* what) {
+  Fiber& u = me();
+  for (uint32_t a = addr & ~15u; a < addr + bytes; a += 16) {
+    SmemChunk& ch = chunk_at(cta, a);
+    for (const GenericRead& r : ch.reads) {
+      const bool ok = r.reader == &u ? bool(r.fenced)
+                                     : (r.fenced && hb_ordered(u, r.fenced)) ||
+                                           u.hb_at_proxy_fence.knows(r.read.agent, r.read.epoch);
+      if (ok) continue;
+      const bool ordered = hb_ordered(u, r.read);
+      fail_here("generic-proxy read not fenced before an async-proxy write",
+                std::string(what) + " writes shared memory at " + hex((cta.rank << kRankShift) | (a & kOffsetMask)) +
+                    " of " + cta_name(cta) + " through the async proxy, which " +
+                    (r.reader == &u ? std::string("this thread") : who(*r.reader)) + " read at " + loc(r.at) +
+                    " with an ordinary (generic-proxy) load, and " +
+                    (ordered ? std::string("no fence.proxy.async orders that load before this write: the reader "
+                                           "fences after its load and before the release this thread acquires, or "
+                                           "this thread fences after acquiring it (PTX ISA §8.6, the example of "
+                                           "§9.7.13.17). Without it the load may return the new bytes")
+                             : std::string("that load does not even happen before this write (no release of the "
+                                           "reader after the load is acquired by this thread)")));
+    }
+    g_sched->generic_reads -= ch.reads.size();
+    ch.reads.clear();  // this write is what later loads read
+  }
+}
+
+}  // namespace detail
 
 namespace detail {
 void bulk_thread_exited(Fiber& f) {

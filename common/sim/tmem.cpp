@@ -262,6 +262,13 @@ void tmem_dealloc(uint32_t taddr, uint32_t ncols, int cta_group, SrcLoc at) {
   TwoArgs args{taddr, ncols};
   collective("tcgen05.dealloc", &args, [&cta, warp, cta_group](Collective& c) {
     const TwoArgs a0 = uniform_args(c, "tcgen05.dealloc");
+    // Every lane is ordered after the completion of whatever used the columns (tmem_hazards.cpp).
+    for (size_t l = 0; l < c.data.size(); ++l)
+      if (c.data[l]) {
+        const Fiber& lane = *cta.fibers[size_t(warp) * 32 + l];
+        tc_check_dealloc(lane, cta, tcg::tmem_column(a0.a), a0.b);
+        if (cta_group == 2) tc_check_dealloc(lane, pair_peer(cta, "tcgen05.dealloc"), tcg::tmem_column(a0.a), a0.b);
+      }
     if (cta_group == 1) return do_dealloc({&cta}, a0);
     pair_step(cta, "tcgen05.dealloc", warp, a0, [a0](Cta& even, Cta& odd) { do_dealloc({&even, &odd}, a0); });
   }, /*full_warp=*/true);

@@ -16,8 +16,8 @@
 //    §9.7.16.6.4.4);
 //  * a pipelined pair issued by two threads is ordered by that synchronisation alone, without a
 //    completion (§9.7.16.6.3, §9.7.16.6.4.3).
-// How: every thread carries a vector clock (TcClock) of what it knows of each issuing thread's
-// operations: how many it issued before a synchronisation this thread is ordered after, how many
+// How: the happens-before clock every thread carries (happens_before.h) also holds what it knows of
+// each issuing thread's tcgen05 operations: how many it issued before a synchronisation this thread is ordered after, how many
 // of its commits have arrived, how many tcgen05.wait::ld its warp executed. Synchronisations
 // carry clocks (mbarrier.cpp, sync.cpp, the commit's arrival in mma.cpp). Each operation records
 // the TMEM cells (lanes x columns) it reads and writes (Cta::tmem_uses); a new operation that
@@ -37,77 +37,22 @@
 namespace tcsim {
 namespace detail {
 
-// ------------------------------------------------------------------ vector clocks
+// ------------------------------------------------------------------ clocks
 
-namespace {
-auto lower(std::vector<TcKnown>& e, uint32_t agent) {
-  return std::lower_bound(e.begin(), e.end(), agent, [](const TcKnown& k, uint32_t a) { return k.agent < a; });
-}
-}  // namespace
-
-const TcKnown* TcClock::find(uint32_t agent) const {
-  auto it = std::lower_bound(e.begin(), e.end(), agent, [](const TcKnown& k, uint32_t a) { return k.agent < a; });
-  return it != e.end() && it->agent == agent ? &*it : nullptr;
-}
-
-TcKnown& TcClock::at(uint32_t agent) {
-  auto it = lower(e, agent);
-  if (it == e.end() || it->agent != agent) it = e.insert(it, TcKnown{agent, 0, 0, 0, 0});
-  return *it;
-}
-
-void TcClock::join(const TcClock& o) {
-  if (o.e.empty() || &o == this) return;
-  if (e.empty()) {
-    e = o.e;
-    return;
-  }
-  std::vector<TcKnown> r;
-  r.reserve(e.size() + o.e.size());
-  size_t i = 0, j = 0;
-  while (i < e.size() || j < o.e.size()) {
-    if (j == o.e.size() || (i < e.size() && e[i].agent < o.e[j].agent)) {
-      r.push_back(e[i++]);
-    } else if (i == e.size() || o.e[j].agent < e[i].agent) {
-      r.push_back(o.e[j++]);
-    } else {
-      TcKnown k = e[i++];
-      const TcKnown& b = o.e[j++];
-      k.issued = std::max(k.issued, b.issued);
-      k.committed = std::max(k.committed, b.committed);
-      k.ld_issued = std::max(k.ld_issued, b.ld_issued);
-      k.ld_waited = std::max(k.ld_waited, b.ld_waited);
-      r.push_back(k);
-    }
-  }
-  e.swap(r);
-}
-
-const TcClock& tc_release_clock(Fiber& f) {
-  if (f.tc_issued) {
-    TcKnown& own = f.tc_clock.at(f.agent);
-    own.issued = std::max(own.issued, f.tc_issued);
-  }
-  const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];  // the agent of its warp's loads
-  if (lane0.lds_issued) {
-    TcKnown& w = f.tc_clock.at(lane0.agent);
-    w.ld_issued = std::max(w.ld_issued, lane0.lds_issued);
-  }
-  return f.tc_clock;
-}
-
-void tc_acquire(Fiber& f, const TcClock& c) { f.tc_clock.join(c); }
-
-std::shared_ptr<const TcClock> tc_commit_clock(Fiber& f) {
-  auto c = std::make_shared<TcClock>(tc_release_clock(f));
-  TcKnown& own = c->at(f.agent);
+std::shared_ptr<const HbClock> tc_commit_clock(Fiber& f) {
+  // The arrival carries what the committing thread knew (its clock as of its last release: a commit
+  // starts no epoch, it orders the thread's tcgen05 operations, not its memory accesses) and that
+  // this commit's operations completed.
+  auto c = std::make_shared<HbClock>(f.hb);
+  Known& own = c->at(f.agent);
+  if (f.tc_issued) own.issued = std::max(own.issued, f.tc_issued);
   own.committed = std::max(own.committed, ++f.tc_commits);
   return c;
 }
 
 void tc_ld_waited(Fiber& f) {
   const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];
-  TcKnown& k = f.tc_clock.at(lane0.agent);
+  Known& k = f.hb.at(lane0.agent);
   k.ld_waited = std::max(k.ld_waited, lane0.ld_waits);
 }
 
@@ -143,14 +88,14 @@ bool same_thread(const TcOp& x, const Fiber& u) {
 }
 
 bool known_complete(const TcOp& x, const Fiber& u) {
-  const TcKnown* k = u.tc_clock.find(x.agent);
+  const Known* k = u.hb.find(x.agent);
   if (!k) return false;
   return x.kind == TcKind::kLd ? k->ld_waited >= x.need : k->committed >= x.need;
 }
 
 bool issue_ordered(const TcOp& x, const Fiber& u) {
   if (same_thread(x, u)) return true;
-  const TcKnown* k = u.tc_clock.find(x.agent);
+  const Known* k = u.hb.find(x.agent);
   return k && (x.kind == TcKind::kLd ? k->ld_issued : k->issued) >= x.seq;
 }
 
@@ -279,8 +224,35 @@ std::shared_ptr<TcOp> tc_issue(TcOp op, std::vector<std::pair<Cta*, TmemUse>> us
   for (auto& [cta, use] : uses) {
     use.op = rec;
     cta->tmem_uses.push_back(use);
+    if (rec->kind == TcKind::kLd) continue;  // a load's warp must wait for it before exiting (scheduler.cpp)
+    auto& t = cta->tc_targets;  // the CTA's end must be ordered after its completion (launch.cpp)
+    auto it = std::find_if(t.begin(), t.end(), [&rec](const std::shared_ptr<TcOp>& o) { return o->agent == rec->agent; });
+    if (it == t.end()) t.push_back(rec);
+    else *it = rec;  // one thread's later commit covers its earlier operations too
   }
   return rec;
+}
+
+void tc_check_dealloc(const Fiber& f, Cta& cta, uint32_t col0, uint32_t ncols) {
+  for (auto it = cta.tmem_uses.rbegin(); it != cta.tmem_uses.rend(); ++it) {
+    const TmemUse& e = *it;
+    if (!(e.col0 < col0 + ncols && col0 < e.col0 + e.ncols) || known_complete(*e.op, f)) continue;
+    const TcOp& x = *e.op;
+    const char* kind = x.kind == TcKind::kMma ? "TMEM deallocated under a running MMA"
+                       : x.kind == TcKind::kCp ? "TMEM deallocated under a pending tcgen05.cp"
+                                               : "TMEM deallocated under a pending tcgen05.ld";
+    fail_here(kind, "tcgen05.dealloc frees columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) +
+                        ") of " + cta_name(cta) + ", which the " + x.name + " issued by " +
+                        (x.issuer == &f ? std::string("this thread") : who(*x.issuer)) + " at " + loc(x.at) + " " +
+                        (e.write ? "writes" : "reads") + " (its " + e.role + "), and " +
+                        (&f == g_sched->cur ? std::string("this thread") : "lane " + std::to_string(f.lane) + " of the warp") +
+                        " is not ordered after its completion (" + (x.kind == TcKind::kLd ? "tcgen05.wait::ld in its warp"
+                                                                     : "a tcgen05.commit after it and a wait on that "
+                                                                       "commit's mbarrier") +
+                        ", then a synchronisation with this thread). Whether or not it has finished in this run, on a "
+                        "GPU it may still use the columns when they are freed or handed to another CTA (PTX ISA "
+                        "§9.7.16.7.1, §9.7.16.6.4.4)");
+  }
 }
 
 void tc_perform_first(const std::vector<std::shared_ptr<TcOp>>& after) {

@@ -1,5 +1,5 @@
 // tmem_hazards.h — the ordering of asynchronous tcgen05 operations (tmem_hazards.cpp; PTX ISA
-// §9.7.16.6): the vector clocks that synchronisations carry, the operations and the TMEM cells
+// §9.7.16.6): the operations and the TMEM cells
 // they touch, and the checks made when one is issued. internal.h includes it (kernels and the
 // harness never do).
 #pragma once
@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "happens_before.h"
 #include "sim.h"
 
 namespace tcsim {
@@ -16,24 +17,8 @@ namespace detail {
 struct Cta;
 struct Fiber;
 
-// What a thread knows about the tcgen05 operations of another "agent" (a thread that issues
-// mma / cp, or a warp that issues tcgen05.ld, named by its lane 0): how many of its mma / cp
-// (`issued`) and tcgen05.ld (`ld_issued`) were issued before a synchronisation this thread is
-// ordered after, how many of its tcgen05.commit are known to have arrived (`committed`: every
-// mma / cp issued before that commit has completed), and how many tcgen05.wait::ld (`ld_waited`).
-struct TcKnown {
-  uint32_t agent = 0, issued = 0, committed = 0, ld_issued = 0, ld_waited = 0;
-};
-// A sparse vector clock of TcKnown (sorted by agent). Synchronisations carry it: an mbarrier
-// arrive, a bar.sync / cluster barrier arrival or a commit's arrival joins the releasing thread's
-// clock into the object's, and a completed wait joins the object's clock into the waiter's.
-struct TcClock {
-  std::vector<TcKnown> e;
-  const TcKnown* find(uint32_t agent) const;
-  TcKnown& at(uint32_t agent);
-  void join(const TcClock& o);
-  void clear() { e.clear(); }
-};
+// What a thread knows of other agents' tcgen05 operations is part of its happens-before clock
+// (happens_before.h: Known::issued, committed, ld_issued, ld_waited).
 
 enum class TcKind : uint8_t { kMma, kCp, kLd };
 
@@ -63,9 +48,6 @@ struct TmemUse {
   const char* role = "";  // "D", "the scale factors of A", "destination", "source"
 };
 
-// A thread's clock as it releases it (its own issue count included), and acquiring one.
-const TcClock& tc_release_clock(Fiber& f);
-void tc_acquire(Fiber& f, const TcClock& c);
 // The lanes [lane0, lane0 + n) as a TmemUse lane mask; or_lanes adds them to one.
 void or_lanes(uint64_t (&lanes)[2], uint32_t lane0, uint32_t n);
 // An async tcgen05 operation is being issued by `by` (one thread; for tcgen05.ld the 32 lanes of
@@ -80,9 +62,12 @@ std::shared_ptr<TcOp> tc_issue(TcOp op, std::vector<std::pair<Cta*, TmemUse>> us
                                std::vector<std::shared_ptr<TcOp>>* after);
 void tc_perform_first(const std::vector<std::shared_ptr<TcOp>>& after);
 // tcgen05.commit issued by `f`: its index, and the clock its arrivals carry.
-std::shared_ptr<const TcClock> tc_commit_clock(Fiber& f);
+std::shared_ptr<const HbClock> tc_commit_clock(Fiber& f);
 // tcgen05.wait::ld by a lane of `warp`: its lds are complete as far as it knows.
 void tc_ld_waited(Fiber& f);
+// tcgen05.dealloc by `f` of [col0, +ncols) in `cta`: fails unless every operation that touches those
+// columns is known complete to `f` (PTX ISA §9.7.16.7.1), whether or not it has run.
+void tc_check_dealloc(const Fiber& f, Cta& cta, uint32_t col0, uint32_t ncols);
 // tcgen05.dealloc: no operation on these columns can matter any more.
 void tc_forget_columns(Cta& cta, uint32_t col0, uint32_t ncols);
 

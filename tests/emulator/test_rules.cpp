@@ -104,20 +104,18 @@ TEST_CASE("rules: arrivals of different tcgen05.commit operations land in any or
 
 // Guards: a CTA that exits while an arrival is in flight towards its barriers (steps 03-05's
 // producers drain the ring for this reason).
-TEST_CASE("rules: exiting with a commit arrival still in flight is reported under some seed") {
-  int caught = 0;
+// Reported whether the arrival is still in flight at the exit or landed unobserved: nothing orders
+// it before the CTA's end either way (happens_before.h), so every seed reports it.
+TEST_CASE("rules: exiting with a commit arrival no wait has seen is reported under every seed") {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     Seed s(seed);
     std::string err;
     run_two_commits(/*drain=*/0, &err);
-    if (!err.empty()) {
-      INFO(err);
-      CHECK(contains(err, "exited with asynchronous work in flight"));
-      CHECK(contains(err, "tcgen05.commit arrival"));
-      ++caught;
-    }
+    INFO(err);
+    CHECK((contains(err, "exited with asynchronous work in flight") ||
+           contains(err, "exited with asynchronous work it never waited for")));
+    CHECK(contains(err, "tcgen05.commit"));
   }
-  CHECK(caught >= 1);
 }
 
 TEST_CASE("rules: a 16-byte store must be 16-byte aligned") {
@@ -185,6 +183,9 @@ TEST_CASE("rules: a releasing cluster arrive publishes inits of other threads or
       tcg::launch_kernel(cumulative_release_kernel, tcg::LaunchDims{dim3(2), dim3(64), 1024, dim3(2, 1, 1)}, nullptr, 0);
     });
     INFO(err);
-    CHECK((contains(err, "used by another CTA before its init was published") || contains(err, "no mbarrier at that offset")));
+    // The initialising thread exits without a release, so nothing orders its init before anyone's use:
+    // the remote arrive, or rank 0's own wait if that comes first.
+    CHECK((contains(err, "used by another CTA before its init was published") || contains(err, "no mbarrier at that offset") ||
+           contains(err, "mbarrier used before its init is ordered before this thread")));
   }
 }

@@ -282,7 +282,7 @@ TEST_CASE("TMA store: a staging buffer rewritten before wait_group.read, or with
     Plane d(40, 104);
     err = run_store(d, 64, 32, tcg::TmaSwizzle::k128B, 8, 4, kReuseNoSyncAfterWait);
     INFO(err);
-    CHECK(contains(err, "has not synchronised with it since"));
+    CHECK(contains(err, "the wait does not happen before this write"));
   }
 }
 

@@ -167,6 +167,7 @@ TEST_CASE("parse_args: '--flag value' and '--flag=value' forms") {
   // The last of --check / --no-check wins.
   CHECK(parse({"--no-check", "--check"}).options.check);
   CHECK(parse({"--inputs=random"}).options.inputs == Inputs::kRandom);
+  CHECK(parse({"--inputs", "wide"}).options.inputs == Inputs::kWide);
   CHECK(parse({"--gpu"}).options.force_gpu);
 }
 
@@ -271,7 +272,7 @@ TEST_CASE("parse_args: conflicting or malformed switches") {
   CHECK(contains(parse({"--sim", "--gpu"}).error, "--gpu and --sim"));
   CHECK(parse({"--check=yes"}).error == "step01: --check takes no value");
   CHECK(contains(parse({"--inputs=gaussian"}).error,
-                 "--inputs=gaussian: expected random or integer"));
+                 "--inputs=gaussian: expected random, integer or wide"));
 }
 
 TEST_CASE("validate_shape on its own") {
@@ -340,6 +341,27 @@ TEST_CASE("integer inputs are integers in [-2, 2], all of them occurring") {
     seen.insert(f);
   }
   CHECK(seen.size() == 5);
+}
+
+// Guards: the wide inputs exist to make FP32 sums round, so their order shows in the bits: they
+// must span many binades, and a sum of them must depend on its order.
+TEST_CASE("wide inputs span 16 binades, and FP32 sums of their products round") {
+  std::vector<__nv_bfloat16> a(4096), b(4096);
+  fill_input(Inputs::kWide, 1, 0, a.data(), a.size());
+  fill_input(Inputs::kWide, 1, 1, b.data(), b.size());
+  std::set<int> binades;
+  for (const __nv_bfloat16& x : a) {
+    const float f = bf16_to_float(x);
+    REQUIRE(std::isfinite(f));
+    REQUIRE(std::fabs(f) <= 128.0f);
+    if (f != 0) binades.insert(std::ilogb(f));
+  }
+  CHECK(binades.size() >= 16);
+  float forward = 0, backward = 0;
+  for (size_t i = 0; i < a.size(); ++i) forward += bf16_to_float(a[i]) * bf16_to_float(b[i]);
+  for (size_t i = a.size(); i-- > 0;) backward += bf16_to_float(a[i]) * bf16_to_float(b[i]);
+  CHECK(forward != backward);
+  CHECK(std::string(inputs_name(Inputs::kWide)) == "wide");
 }
 
 TEST_CASE("random inputs are BF16 values in [-1, 1] of both signs") {

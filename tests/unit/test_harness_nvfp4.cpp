@@ -484,3 +484,16 @@ TEST_CASE("cpu_reference_nvfp4 on a hand example") {
   CHECK(ref[1] == 86016.0f);
   CHECK(s[1] == 86016.0f);
 }
+
+// Guards: the wide NVFP4 inputs (the repeat-launch check of step 10 relies on FP32 sums that
+// round): their block scales span many binades, unlike the random inputs' (amax/6 of [-1, 1]).
+TEST_CASE("make_nvfp4_inputs: wide inputs have block scales over at least 8 binades") {
+  const Nvfp4HostInputs in = make_nvfp4_inputs(Inputs::kWide, 1, 128, 128, 1024);
+  std::set<int> binades;
+  for (uint32_t r = 0; r < 128; ++r)
+    for (uint32_t kb = 0; kb < 1024 / kNvfp4BlockSize; ++kb) {
+      const float s = tcg::ue4m3_to_float(in.a.sf[tcg::sf_blocked_offset(r, kb, 1024)]);
+      if (s > 0) binades.insert(std::ilogb(s));
+    }
+  CHECK(binades.size() >= 8);
+}

@@ -1,0 +1,70 @@
+// happens_before.h — the emulator's one happens-before relation (happens_before.cpp): vector
+// clocks that every synchronising operation carries, and the stamps that accesses and fences
+// leave so that a later check can ask "is this ordered after that?". internal.h includes it
+// (kernels and the harness never do).
+//
+// PTX ISA §8.9 (memory consistency model): an operation X happens before Y if X precedes Y in
+// program order, or X is before a release that Y's thread (or one ordered before it) acquires
+// through a release/acquire pattern or a barrier, transitively (base causality order). Every
+// thread is an "agent" with its own counter, its epoch; a thread's clock says, for every agent,
+// up to which epoch that agent's operations happen before the thread's next operation. A release
+// (mbarrier.arrive, bar.sync / barrier.cluster arrival, __syncwarp, an atom's release) publishes
+// the thread's clock and then starts a new epoch; an acquire (a completed wait, an atom's
+// acquire) joins the published clock into the waiter's. An operation stamped (agent, epoch) then
+// happens before a thread's next operation iff the thread's clock holds at least that epoch for
+// that agent, or the thread is that agent.
+// The same entries carry what a thread knows of another agent's asynchronous tcgen05 operations
+// (tmem_hazards.cpp: issued, committed, loaded, waited), so TMEM hazards, global memory, shared
+// memory through either proxy, mbarrier initialisation and the exit checks all ask one relation.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace tcsim {
+namespace detail {
+
+struct Fiber;
+
+// What a clock knows of one agent (a thread; for tcgen05.ld the warp, named by its lane 0):
+// `epoch`: that thread's operations up to this epoch happen before; `issued` / `ld_issued`: how
+// many of its mma / cp and tcgen05.ld were issued before a synchronisation this clock is ordered
+// after; `committed`: how many of its tcgen05.commit are known to have arrived (every mma / cp
+// issued before that commit has completed); `ld_waited`: how many tcgen05.wait::ld its warp ran.
+struct Known {
+  uint32_t agent = 0, epoch = 0, issued = 0, committed = 0, ld_issued = 0, ld_waited = 0;
+};
+
+// A sparse vector clock (sorted by agent).
+struct HbClock {
+  std::vector<Known> e;
+  const Known* find(uint32_t agent) const;
+  Known& at(uint32_t agent);
+  void join(const HbClock& o);
+  void clear() { e.clear(); }
+  // Does this clock hold epoch `epoch` of `agent`?
+  bool knows(uint32_t agent, uint32_t epoch) const {
+    const Known* k = find(agent);
+    return k && k->epoch >= epoch;
+  }
+};
+
+// An operation of one thread: its agent and the epoch it happened in.
+struct Stamp {
+  uint32_t agent = 0, epoch = 0;  // epoch 0: none
+  explicit operator bool() const { return epoch != 0; }
+};
+
+// The running thread's stamp for an access or fence it performs now.
+Stamp hb_stamp(const Fiber& f);
+// Does `s` happen before `f`'s next operation (its own operations always do)?
+bool hb_ordered(const Fiber& f, Stamp s);
+// A release by `f`: its clock as published (its own epoch and tcgen05 counts included; join it
+// before `f` runs on); `f` starts a new epoch. A relaxed release (barrier.cluster.arrive.relaxed)
+// orders no memory: its clock carries the tcgen05 counts only (§9.7.13.3).
+const HbClock& hb_release(Fiber& f);
+HbClock hb_release_relaxed(Fiber& f);
+// An acquire by `f` of a published clock.
+void hb_acquire(Fiber& f, const HbClock& c);
+
+}  // namespace detail
+}  // namespace tcsim

@@ -84,15 +84,25 @@ void bulk_copy_smem_to_cluster(uint32_t dst, uint32_t src, uint32_t bytes, uint3
   check_mbar_published(b, bar, /*async_proxy=*/true, /*remote=*/&dcta != &self, what);
   for (uint32_t a = src; a < src + bytes; a += 16) check_async_proxy_read(self, a, what);
   note_remote_access(dcta, what);
+  // The complete_tx releases at cluster scope (§9.7.9.25.4.1): a wait that sees the phase complete
+  // is ordered after the issue, and so after this access (what the destination's exit check asks).
+  auto carried = std::make_shared<HbClock>(hb_release(f));
+  // Its completion, as an agent of its own: a thread that learns it (the destination's wait, then
+  // any synchronisation, relaxed ones included, as for tcgen05 completions) knows the source has
+  // been read. The source CTA's exit asks for it (launch.cpp).
+  const uint32_t copy_agent = ++g_sched->next_agent;
+  carried->at(copy_agent).committed = 1;
+  if (&dcta != &self) self.outgoing_copies.push_back(RemoteAccess{Stamp{copy_agent, 1}, &f, what, at});
   const std::string by = "the bulk copy into " + cta_name(dcta) + " issued by " + who(f) + " at " + loc(at);
   Cta* sp = &self;
   Cta* dp = &dcta;
-  AsyncOp op{[sp, dp, dst, src, bytes, bar, by] {
+  AsyncOp op{[sp, dp, dst, src, bytes, bar, by, carried] {
                memcpy(dp->smem + (dst & kOffsetMask) - kSmemBase, sp->smem + (src & kOffsetMask) - kSmemBase, bytes);
                Mbar& mb = dp->mbars.find(bar & kOffsetMask)->second;
                g_stats.tma_copies++;
                g_stats.tma_bytes += bytes;
                mbar_note_async(mb, by);  // launch.cpp: the destination's exit ordered after it
+               mb.hb_acc.join(*carried);
                mbar_add_tx(mb, bar, -int64_t(bytes), by);
                mbar_check_phase(mb, bar, by);
              },

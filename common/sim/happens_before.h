@@ -60,7 +60,8 @@ Stamp hb_stamp(const Fiber& f);
 bool hb_ordered(const Fiber& f, Stamp s);
 // A release by `f`: its clock as published (its own epoch and tcgen05 counts included; join it
 // before `f` runs on); `f` starts a new epoch. A relaxed release (barrier.cluster.arrive.relaxed)
-// orders no memory: its clock carries the tcgen05 counts only (§9.7.13.3).
+// orders no memory: its clock carries the tcgen05 counts only (§9.7.13.3), and the epoch of the
+// thread's last fence.mbarrier_init.release.cluster (a release pattern for its inits, §8.9).
 const HbClock& hb_release(Fiber& f);
 HbClock hb_release_relaxed(Fiber& f);
 // An acquire by `f` of a published clock.

@@ -198,6 +198,10 @@ struct Fiber {
   // and its clock as of its last fence.proxy.async (the proxy rules, tma_store.cpp). Its own mma /
   // cp and commits issued so far, and (lane 0 of a warp) the warp's tcgen05.ld / wait::ld counts.
   uint32_t agent = 0, epoch = 1;
+  // The epoch of this thread's last fence.mbarrier_init.release.cluster (0: none). A later
+  // relaxed release (barrier.cluster.arrive.relaxed) carries it: fence.release followed by a
+  // relaxed arrive is a release pattern (§8.9), for the inits the fence covers.
+  uint32_t init_fence_epoch = 0;
   HbClock hb, hb_at_proxy_fence;
   uint32_t tc_issued = 0, tc_commits = 0, lds_issued = 0, ld_waits = 0;
   // barrier.cluster: arrivals made, waits completed (an arrive must be followed by a wait).
@@ -308,6 +312,10 @@ struct Cta {
   CtaBarrier bars[kNumNamedBarriers];
   PairCollective pair_op;  // cta_group::2 collective in progress (shared by the pair: lives in the even CTA)
   std::vector<RemoteAccess> remote_accesses;  // latest access per accessing CTA rank
+  // Bulk copies (dsmem.cpp) that read this CTA's shared memory and complete on another CTA's
+  // mbarrier: each is an agent of its own whose `committed` entry the completion publishes. The
+  // CTA may exit only once one of its threads knows that (launch.cpp), on every seed.
+  std::vector<RemoteAccess> outgoing_copies;
   std::vector<std::shared_ptr<LdBatch>> pending_lds;  // tcgen05.ld issued here, not yet waited for
   // clc.cpp: offsets of try_cancel responses in flight towards this CTA, and where a thread of it
   // first saw a failed response (after which another try_cancel is undefined, §9.7.13.17).

@@ -84,6 +84,17 @@ void cta_finished(Cta& cta) {
            "whose shared memory or TMEM other CTAs use must not exit before a cluster barrier (arrive + wait in "
            "every CTA) that follows their last access");
   }
+  // Its bulk copies into other CTAs read this CTA's shared memory until they complete there.
+  for (const RemoteAccess& oc : cta.outgoing_copies) {
+    const Known* k = end.find(oc.stamp.agent);
+    if (!k || k->committed == 0)
+      fail("tcsim: CTA exited while its bulk copy may still read its shared memory\n  " + name + " exited, but the " +
+           oc.what + " issued by " + (oc.by ? who(*oc.by) : std::string("?")) + " at " + loc(oc.at) +
+           " completes on a barrier of another CTA, and no thread of this CTA is ordered after that completion. The "
+           "copy reads this CTA's shared memory until then: wait for it through the destination (e.g. a cluster "
+           "barrier after the destination's wait on its barrier) before the CTA exits (PTX ISA §9.7.9.25.4.1, "
+           "§9.7.13.3)");
+  }
   for (const auto& [addr, b] : cta.mbars)
     if (b.tx != 0)
       fail("tcsim: mbarrier tx-count " + std::string(b.tx < 0 ? "underflow" : "left over") + "\n  " + name +

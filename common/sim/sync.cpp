@@ -198,6 +198,7 @@ void fence_mbarrier_init(SrcLoc at) {
   tick(at);
   if (timed()) model_spend(me(), model_fence_init_ns());  // CTA setup (docs/timing_model.md)
   publish_inits(/*fence=*/true, /*cluster_release=*/true);
+  me().init_fence_epoch = me().epoch;  // the stamp publish_inits recorded (hb_release_relaxed)
 }
 
 void tcgen05_fence_before(SrcLoc at) {

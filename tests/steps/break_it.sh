@@ -512,7 +512,7 @@ ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its 
   }
 
   if (warp >= 2) {'
-ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its cluster peer can still reach it" \
+ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its bulk copy may still read its shared memory" \
   'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
   '  if (splits > 1) {
     cluster_arrive_relaxed();

@@ -69,6 +69,15 @@ enum class Arch {
   kSm100a,    // tcgen05: compute capability exactly 10.0 (sm_100a code runs on nothing else)
 };
 
+// A persistent step's unit of work: its CTAs walk several output tiles (a grid sized by the SM
+// count, or tiles taken over with cluster launch control), each tile of m x n outputs computed by
+// a cluster of `cluster` CTAs. Given no --sim-sms, the emulator then emulates a GPU on which every
+// cluster runs at least two tiles, so what the step teaches (a double-buffered accumulator, rings
+// carried across tiles) is exercised by the default run. m = 0: not persistent.
+struct PersistentTile {
+  int m = 0, n = 0, cluster = 1;
+};
+
 struct StepSpec {
   int number;           // 0, 1, 2, ...
   const char* name;     // short identifier, e.g. "basic_tcgen05" (CSV "step_name")
@@ -77,6 +86,7 @@ struct StepSpec {
   int k_multiple;       // K must be a multiple of this (TMA global strides are 16-byte multiples)
   Operands operands = Operands::kBF16;
   WorkspaceFn workspace = nullptr;  // null: the step needs no global scratch memory
+  PersistentTile persistent{};      // persistent steps only (above)
 };
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.

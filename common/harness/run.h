@@ -53,4 +53,8 @@ CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult
 // Appends the row if --csv was given and turns the outcome into the exit code.
 int finish(const StepSpec& spec, const Options& o, const VerifyResult* vr, const CsvRecord& row);
 
+// --predict: what bounds the emulated launch just run on the timing model's clock, from its own
+// accounting (predict_bounds.cpp): CTAs per SM, engines' busy shares, waits per barrier, the pace.
+void print_predict_bounds();
+
 }  // namespace tcg::harness

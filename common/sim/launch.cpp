@@ -56,6 +56,7 @@ bool sm_has_room(const Scheduler& s, const Sm& sm) {
 void cta_finished(Cta& cta) {
   Scheduler& s = *g_sched;
   cta.finished = true;
+  if (s.timed) bounds_cta_exit(*cta.sm, s.cur ? s.cur->t : s.now);
   const std::string name = cta_name(cta);
   if (const AsyncOp* op = pending_towards(s, cta.cluster, cta.rank))
     fail("tcsim: CTA exited with asynchronous work in flight\n  " + name + " exited while " + op->what +
@@ -131,6 +132,7 @@ void admit_clusters(Scheduler& s) {
       cta->sm = &s.sms[g + r];
       if (cta->sm->tmem.empty()) cta->sm->tmem.assign(size_t(tcg::kTmemLanes) * tcg::kTmemColumns, kTmemPoison);
       cta->sm->resident.push_back(cta.get());
+      if (s.timed) bounds_resident(*cta->sm);
       cta->sm->smem_used += s.smem_per_cta;
       cta->sm->threads_used += s.block.x;
       cta->smem_bytes = s.smem_per_cta - kSmemReservedPerCta;
@@ -257,6 +259,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   if (s.timed) s.max_resident_ctas = uint32_t(g_options.num_sms) * kCtasPerSm;  // as many as fit
   s.sms.resize(size_t(g_options.num_sms));
   for (size_t i = 0; i < s.sms.size(); ++i) s.sms[i].id = uint32_t(i);  // TMEM storage: on first use
+  bounds_reset(s);
   g_sched = &s;
   const std::shared_ptr<void> watchdog = start_watchdog(g_options.watchdog_seconds);
   struct Reset {
@@ -269,6 +272,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   run_grid(s);  // returns once every cluster has run and all asynchronous work completed
   if (s.timed) {
     g_stats.model_ns = s.end;
+    bounds_finish(s);
     trace_end_launch(s);
   }
 

@@ -49,8 +49,19 @@ std::string describe_allocs(const Cta& cta) {
   if (cta.allocs.empty()) return "no TMEM is allocated";
   std::string s = "allocated columns:";
   for (const TmemAlloc& a : cta.allocs)
-    s += " [" + std::to_string(a.col) + ", " + std::to_string(a.col + a.ncols) + ")";
+    s += " [" + std::to_string(a.col) + ", " + std::to_string(a.col + a.ncols) + ") (" + std::to_string(a.ncols) +
+         " columns from " + std::to_string(a.col) + ", tcgen05.alloc at " + loc(a.at) + ")";
   return s;
+}
+
+std::string tmem_cols(const Cta& cta, uint32_t col0, uint32_t ncols) {
+  const std::string abs = ncols == 1 ? "column " + std::to_string(col0)
+                                     : "columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) + ")";
+  const TmemAlloc* a = tmem_find(cta, col0, ncols);
+  if (!a) return abs;
+  const uint32_t r = col0 - a->col;
+  return (ncols == 1 ? "column " + std::to_string(r) : "columns [" + std::to_string(r) + ", " + std::to_string(r + ncols) + ")") +
+         " of the allocation (absolute " + abs + ")";
 }
 
 // Checks that [lane0, lane0+nlanes) x [col0, col0+ncols) lies in one allocation.
@@ -58,18 +69,20 @@ void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, 
   if (lane0 + nlanes > tcg::kTmemLanes || col0 + ncols > tcg::kTmemColumns || !tmem_find(cta, col0, ncols))
     fail_here("TMEM access outside the allocation",
               std::string(what) + " touches lanes [" + std::to_string(lane0) + ", " + std::to_string(lane0 + nlanes) +
-                  ") x columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) + ") of " +
-                  cta_name(cta) + "; " + describe_allocs(cta));
+                  ") x absolute columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) + ") of " +
+                  cta_name(cta) + "; " + describe_allocs(cta) +
+                  ". A TMEM address is the one tcgen05.alloc wrote plus a column offset inside the allocation (PTX ISA "
+                  "§9.7.16.7.1: the allocator picks the columns; §9.7.16.8.1: a CTA accesses only what it allocated)");
 }
 
-void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* writer) {
+void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const std::string& writer) {
   auto& v = cta.pending_lds;
   v.erase(std::remove_if(v.begin(), v.end(), [](const std::shared_ptr<LdBatch>& b) { return b->done; }), v.end());
   for (const auto& b : v)
     for (const PendingLd& p : b->regs)
       if (p.lane >= lane0 && p.lane < lane0 + nlanes && p.col >= col0 && p.col < col0 + ncols)
-        fail("tcsim: TMEM overwritten under a pending tcgen05.ld\n  " + std::string(writer) + " writes lane " +
-             std::to_string(p.lane) + ", column " + std::to_string(p.col) + " of " + cta_name(cta) +
+        fail("tcsim: TMEM overwritten under a pending tcgen05.ld\n  " + writer + " writes lane " +
+             std::to_string(p.lane) + ", " + tmem_cols(cta, p.col, 1) + " of " + cta_name(cta) +
              ", which the tcgen05.ld issued at " + loc(b->at) +
              " still reads: that load has not been waited for (tcgen05.wait::ld), so it may return the new value. "
              "Wait for the load before releasing the TMEM to the MMA (PTX ISA §9.7.16.8.5, §9.7.16.6.4)");
@@ -195,6 +208,7 @@ void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
     for (uint32_t lane = 0; lane < tcg::kTmemLanes; ++lane)  // fresh columns hold NaN, not a predecessor's data
       std::fill_n(&tmem_cell(*cta, lane, col), a0.b, kTmemPoison);
     cta->allocs.push_back(TmemAlloc{col, a0.b, warp, at});
+    prov_tmem_allocated(*cta, col, a0.b);
     const uint32_t dst = (cta->rank << kRankShift) | (a0.a & kOffsetMask);
     if (dst % 4) fail_here("misaligned store", "tcgen05.alloc destination " + hex(dst) + " is not 4-byte aligned");
     check_no_mbarrier_in(*cta, dst, 4, "tcgen05.alloc destination");
@@ -226,7 +240,7 @@ void run_ld(LdBatch& b) {
   for (const PendingLd& p : b.regs)
     if (!tmem_find(*b.cta, p.col, 1))
       fail("tcsim: TMEM deallocated under a pending tcgen05.ld\n  the tcgen05.ld issued at " + loc(b.at) +
-           " reads column " + std::to_string(p.col) + ", which was freed before the load completed (" +
+           " reads TMEM column " + std::to_string(p.col) + ", which was freed before the load completed (" +
            describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc");
   for (const PendingLd& p : b.regs) *p.dst = tmem_cell(*b.cta, p.lane, p.col);
   b.done = true;
@@ -338,6 +352,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     src.col0 = col0;
     src.ncols = ncols;
     src.role = "source";
+    prov_check_tmem_read(cta, src, name, /*mma_accumulate=*/false);  // provenance.cpp
     TcOp rec;
     rec.kind = TcKind::kLd;
     rec.name = name;
@@ -366,6 +381,23 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     if (timed()) op.t = batch->t_done = model_tmem_ld(cta, warp, uint32_t(batch->regs.size()) * 4);
     push_async(std::move(op));
   }, /*full_warp=*/true);
+}
+
+void tmem_regs_used(const void* regs, uint32_t bytes, const char* use, SrcLoc at) {
+  Fiber& f = me();
+  const uint8_t* lo = static_cast<const uint8_t*>(regs);
+  for (const auto& b : f.pending_ld)
+    for (size_t i = 0; i < b->regs.size(); ++i) {
+      const uint8_t* d = reinterpret_cast<const uint8_t*>(b->regs[i].dst);
+      if (d < lo || d >= lo + bytes) continue;
+      f.at = at;
+      fail_here("tcgen05.ld registers used before tcgen05.wait::ld",
+                std::string(use) + " reads registers that the tcgen05.ld issued at " + loc(b->at) +
+                    " writes, and this thread has not executed tcgen05.wait::ld since: the load is asynchronous and "
+                    "its destination registers are undefined until tcgen05.wait::ld (PTX ISA §9.7.16.8.3, "
+                    "§9.7.16.8.5; here they hold NaN, or the value, depending on the seed). Put tcgen05.wait::ld "
+                    "between the load and the first use of its registers");
+    }
 }
 
 void tmem_wait_ld(SrcLoc at) {

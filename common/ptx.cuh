@@ -20,6 +20,7 @@
 #include "ptx/tma.cuh"
 #include "ptx/clc.cuh"     // cluster launch control (try_cancel, query_cancel)
 #include "ptx/tma_store.cuh"  // TMA store, bulk groups, fence.proxy.async, st.shared.v4
+#include "ptx/dsmem.cuh"   // distributed shared memory: 16-byte remote ld/st, bulk copy into a peer CTA
 #include "ptx/tcgen05.cuh"
 #include "ptx/warp_mma.cuh"
 #include "ptx/global.cuh"  // global memory one CTA stores and another loads (split-K partials)

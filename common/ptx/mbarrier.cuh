@@ -48,6 +48,18 @@ TCG_DEV void mbarrier_arrive_cluster(uint32_t bar TCG_LOC) {
 #endif
 }
 
+// mbarrier.arrive.release.cta.shared::cluster (§9.7.13.15.13): the same remote arrival, its release
+// at CTA scope (CUTLASS's ClusterBarrier::arrive(cta_id) form). It orders this thread's earlier
+// accesses only for its own CTA, so no GPU-scope membar (waiting for earlier global stores) comes
+// before it; enough where the arrival itself is the message (a TMEM slot or a ring stage freed).
+TCG_DEV void mbarrier_arrive_cluster_cta_scope(uint32_t bar TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::mbar_arrive_cluster_cta_scope(bar, TCG_AT);
+#else
+  asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];" ::"r"(bar) : "memory");
+#endif
+}
+
 // mbarrier.arrive.expect_tx: raise the tx-count by `bytes`, then arrive once (§9.7.13.15.12,
 // §9.7.13.15.13). The phase can only complete once the TMA copies tracked by this barrier have
 // delivered those bytes.

@@ -272,6 +272,7 @@ struct Sm {
   // unit, the path to L2 for the SM's global stores, and the TMEM read port of each of the four
   // sub-partitions (tcgen05.ld).
   double tc_free = 0, tma_free = 0, store_free = 0, ld_free[4] = {0, 0, 0, 0};
+  double dsmem_free = 0;  // the SM's path to the other SMs of its cluster (distributed shared memory)
   std::vector<uint32_t> tmem;  // 128 lanes x 512 columns
   std::vector<uint8_t> tmem_written;  // per cell: an MMA or copy issued since its allocation writes it (provenance.cpp)
   std::vector<Cta*> resident;
@@ -546,6 +547,10 @@ std::vector<std::pair<uint64_t, uint32_t>> box_segments(const Map& m, const int3
 void check_box_in_allocation(const std::vector<std::pair<uint64_t, uint32_t>>& rows, const char* what);
 // The running thread exits: it must have committed its TMA stores and waited for their reads.
 void bulk_thread_exited(Fiber& f);
+// The async proxy is about to read the 16-byte piece at `a` of `cta`'s shared memory (a TMA store's
+// or a bulk copy's source): fails unless its last generic store was fenced and that fence is
+// ordered before the running thread's issue (tma_store.cpp).
+void check_async_proxy_read(Cta& cta, uint32_t a, const char* what);
 
 // ---- numbers (mma.cpp)
 float f16_bits_to_float(uint16_t h, bool bf16);

@@ -137,8 +137,11 @@ void publish_inits(bool fence, bool cluster_release) {
 namespace {
 // mbarrier.arrive / arrive.expect_tx on a shared::cluster address: performed asynchronously
 // when the barrier is in another CTA.
-void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* what) {
+// `cluster_release`: the .release.cluster form, which compiles to a GPU-scope membar before the
+// arrive (the timing model waits for the warp's earlier global stores to drain; .release.cta does not).
+void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* what, bool cluster_release) {
   Fiber& f = me();
+  (void)cluster_release;  // RELEASE_MEMBAR_HOOK
   Cta* target = nullptr;
   Mbar& b = mbar_at_cluster(bar, what, &target);
   check_fence_before(what);
@@ -197,7 +200,12 @@ void mbar_arrive(uint32_t bar, SrcLoc at) {
 
 void mbar_arrive_cluster(uint32_t bar, SrcLoc at) {
   tick(at);
-  arrive_cluster(bar, 0, false, "mbarrier.arrive.shared::cluster");
+  arrive_cluster(bar, 0, false, "mbarrier.arrive.shared::cluster", /*cluster_release=*/true);
+}
+
+void mbar_arrive_cluster_cta_scope(uint32_t bar, SrcLoc at) {
+  tick(at);
+  arrive_cluster(bar, 0, false, "mbarrier.arrive.release.cta.shared::cluster", /*cluster_release=*/false);
 }
 
 void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
@@ -213,7 +221,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
 
 void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at) {
   tick(at);
-  arrive_cluster(bar, bytes, true, "mbarrier.arrive.expect_tx.shared::cluster");
+  arrive_cluster(bar, bytes, true, "mbarrier.arrive.expect_tx.shared::cluster", /*cluster_release=*/true);
 }
 
 void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at) {

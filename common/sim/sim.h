@@ -62,11 +62,16 @@ void cluster_wait(SrcLoc at);
 uint32_t mapa(uint32_t addr, uint32_t rank, SrcLoc at);
 uint32_t ld_shared_cluster(uint32_t addr, SrcLoc at);
 void st_shared_cluster(uint32_t addr, uint32_t v, SrcLoc at);
+// distributed shared memory (dsmem.cpp): 16-byte remote ld/st, bulk copy shared::cta -> shared::cluster
+void ld_shared_cluster_v4(uint32_t addr, uint32_t* out, SrcLoc at);
+void st_shared_cluster_v4(uint32_t addr, const uint32_t* v, SrcLoc at);
+void bulk_copy_smem_to_cluster(uint32_t dst, uint32_t src, uint32_t bytes, uint32_t bar, SrcLoc at);
 
 // ---- mbarrier
 void mbar_init(uint32_t bar, uint32_t count, SrcLoc at);
 void mbar_arrive(uint32_t bar, SrcLoc at);
 void mbar_arrive_cluster(uint32_t bar, SrcLoc at);  // remote (shared::cluster) arrive
+void mbar_arrive_cluster_cta_scope(uint32_t bar, SrcLoc at);  // the same, release at CTA scope
 void mbar_arrive_expect_tx_cluster(uint32_t bar, uint32_t bytes, SrcLoc at);
 void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at);
 void mbar_wait_parity(uint32_t bar, uint32_t parity, SrcLoc at);

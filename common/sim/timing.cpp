@@ -186,6 +186,29 @@ void model_global_access(Fiber& f, uint32_t bytes, bool store) {
   }
 }
 
+// Distributed shared memory: the issuing SM's path to its cluster peers carries the bytes at the
+// SM-to-SM rate; a load waits for the round trip, a store only for the path once more than the
+// store buffer is queued on it; within one CTA, shared::cluster is shared memory (no extra cost).
+void model_dsmem_access(Fiber& f, Cta& target, uint32_t bytes, bool load) {
+  if (&target == f.cta) return;
+  Sm& sm = *f.cta->sm;
+  sm.dsmem_free = std::max(f.t, sm.dsmem_free) + cyc(double(bytes) / p(kDsmemBytesPerCycle));
+  g_sched->end = std::max(g_sched->end, sm.dsmem_free);
+  if (load) return model_spend(f, sm.dsmem_free - f.t + cyc(p(kDsmemLatencyCycles)));
+  const double backlog = cyc(p(kStoreBufferBytes) / p(kDsmemBytesPerCycle));
+  if (sm.dsmem_free - f.t > backlog) model_spend(f, sm.dsmem_free - backlog - f.t);
+}
+
+// A bulk copy into a peer's shared memory: a fixed setup, then the bytes on the source SM's path
+// to its peers, then the one-way latency (taken as half the load's round trip) to the complete_tx.
+double model_dsmem_copy(Cta& src, Cta& dst, uint32_t bytes) {
+  Sm& sm = *src.sm;
+  const double t = g_sched->now;
+  sm.dsmem_free = std::max(t, sm.dsmem_free) + cyc(p(kDsmemCopyCycles)) + cyc(double(bytes) / p(kDsmemBytesPerCycle));
+  (void)dst;
+  return sm.dsmem_free + cyc(p(kDsmemLatencyCycles)) / 2;
+}
+
 double model_warp_mma(Cta&) { return cyc(p(kWarpMmaCycles)); }
 
 void model_global_atomic(Fiber& f) {
@@ -270,6 +293,14 @@ void model_thread_exit(Fiber& f) {
     }
   }
   if (f.store_drain > f.t) model_spend(f, f.store_drain - f.t);
+}
+
+void model_release_membar(Fiber& f) {
+  double drain = f.store_drain;
+  for (const Fiber* g : f.cta->fibers)
+    if (g->warp == f.warp) drain = std::max(drain, g->store_drain);
+  const double until = std::max(drain, f.t) + cyc(p(kReleaseMembarCycles));
+  if (until > f.t) model_spend(f, until - f.t);
 }
 
 // A TMA store (tma_store.cpp): no parameter of its own. Its bytes leave the SM the way global

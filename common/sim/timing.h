@@ -38,6 +38,14 @@ double model_tcgen05_cp(Cta& cta, uint32_t bytes);
 double model_tmem_ld(Cta& cta, int warp, uint32_t bytes);
 void model_global_access(Fiber& f, uint32_t bytes, bool store);
 double model_remote_arrive_ns();
+// Distributed shared memory (dsmem.cpp): a 16-byte ld/st.shared::cluster of the running thread
+// into `target` (its own CTA: a shared-memory access), and a bulk copy from `src`'s shared memory
+// into `dst`'s (its completion time).
+void model_dsmem_access(Fiber& f, Cta& target, uint32_t bytes, bool load);
+double model_dsmem_copy(Cta& src, Cta& dst, uint32_t bytes);
+// The GPU-scope membar of a .release.cluster arrive: the thread waits until its warp's earlier
+// global stores have drained from the SM, plus the membar's own cost.
+void model_release_membar(Fiber& f);
 double model_warp_mma(Cta& cta);
 double model_tmem_alloc_ns();
 double model_cta_launch_ns();

@@ -99,6 +99,15 @@ const Param kDefaultParams[kNumParams] = {
      "(B200/H100 L2 read bandwidth, as for stores); risk: the same"},
     {"global atomic round trip", 600, "cycles", "estimate",
      "atom.acq_rel.gpu: an L2 round trip plus the release's wait for earlier stores; not published for B200"},
+    {"DSMEM: remote load latency", 200, "cycles", "estimate",
+     "ld.shared::cluster from another SM of the cluster, issue to data; of the order of the remote arrive above; not published for B200"},
+    {"DSMEM: SM-to-SM bandwidth", 32, "B/cycle", "estimate",
+     "what one SM sends to a peer SM of its cluster (st.shared::cluster, bulk copies); not published for B200"},
+    {"DSMEM: bulk copy setup", 150, "cycles", "estimate",
+     "cp.async.bulk shared::cta -> shared::cluster: the fixed part of one copy, as a TMA box's; not published"},
+    {"release membar (.release.cluster arrive)", 0, "cycles", "estimate",
+     "the GPU-scope membar before mbarrier.arrive.release.cluster: beyond waiting for the warp's earlier global stores to "
+     "drain (modelled), a fixed cost; not published"},
 };
 
 Param g_params[kNumParams];

@@ -39,6 +39,10 @@ enum ParamId {
   kMbarHandoffCycles,
   kTmaChipRequestsPerNs,
   kGlobalAtomicCycles,
+  kDsmemLatencyCycles,
+  kDsmemBytesPerCycle,
+  kDsmemCopyCycles,
+  kReleaseMembarCycles,
   kNumParams
 };
 

@@ -99,6 +99,31 @@ std::string describe(const BulkStore& s) { return "the TMA store issued by " + w
 
 }  // namespace
 
+namespace detail {
+// The async proxy is about to read the 16-byte piece of `cta`'s shared memory at `a` (a TMA
+// store's or a bulk copy's source): the last generic store to it was fenced by its writer, and
+// that fence is ordered before the running thread's issue.
+void check_async_proxy_read(Cta& cta, uint32_t a, const char* what) {
+  Fiber& f = me();
+  const bool store = strstr(what, "store") != nullptr;
+  const std::string op = store ? "store" : "copy";
+  SmemChunk& ch = chunk_at(cta, a);
+  if (!ch.writer) return;  // never written by a generic store (e.g. a TMA load put it there)
+  if (ch.fenced == 0)
+    fail_here("missing fence.proxy.async",
+              std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
+                  loc(ch.at) + " with an ordinary (generic-proxy) store and no fence.proxy.async.shared::cta after "
+                  "it; the " + (store ? "TMA store" : "bulk copy") + " reads in the async proxy and may see the old bytes. Each writing thread "
+                  "fences its stores, then the threads synchronise, then one issues the " + op + " (PTX ISA §9.7.12.4, "
+                  "memory model §8.6)");
+  if (ch.writer != &f && ch.fenced >= f.sync_time)
+    fail_here(std::string(store ? "TMA store" : "bulk copy") + " source not ordered after its writer",
+              std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
+                  loc(ch.at) + " and fenced, but this thread has not synchronised with it since that "
+                  "fence.proxy.async (a __syncwarp, bar.sync or mbarrier between the fence and the " + op + ")");
+}
+}  // namespace detail
+
 void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t src, SrcLoc at) {
   tick(at);
   Fiber& f = me();
@@ -132,22 +157,7 @@ void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t
     s->chunk_addrs.push_back(m.swizzle_span ? tcg::swizzle_addr(src + lin, m.swizzle_span) : src + lin);
   // The proxy rule, per piece: the last generic store to it was fenced by its writer, and that
   // fence is ordered before this issue (the same thread, or a synchronisation since the fence).
-  for (uint32_t a : s->chunk_addrs) {
-    SmemChunk& ch = chunk_at(cta, a);
-    if (!ch.writer) continue;  // never written by a generic store (e.g. a TMA load put it there)
-    if (ch.fenced == 0)
-      fail_here("missing fence.proxy.async",
-                std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
-                    loc(ch.at) + " with an ordinary (generic-proxy) store and no fence.proxy.async.shared::cta after "
-                    "it; the TMA store reads in the async proxy and may see the old bytes. Each writing thread "
-                    "fences its stores, then the threads synchronise, then one issues the store (PTX ISA §9.7.12.4, "
-                    "memory model §8.6)");
-    if (ch.writer != &f && ch.fenced >= f.sync_time)
-      fail_here("TMA store source not ordered after its writer",
-                std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +
-                    loc(ch.at) + " and fenced, but this thread has not synchronised with it since that "
-                    "fence.proxy.async (a __syncwarp, bar.sync or mbarrier between the fence and the store)");
-  }
+  for (uint32_t a : s->chunk_addrs) check_async_proxy_read(cta, a, what);
   for (uint32_t a : s->chunk_addrs) chunk_at(cta, a).reader = s;
   // No targets for the CTA-exit check: a wait_group performs what it waits for, and the issuing
   // thread cannot exit before its stores' reads were waited for (bulk_thread_exited), which is

@@ -87,10 +87,10 @@ void print_predict_bounds() {
       : strf("; the tensor core has nothing to do for %s of the kernel, when an SM's CTAs are all outside their "
              "mainloop (%s: setup, epilogue, teardown) or it holds none (%s: between CTAs, the last wave's tail)%s",
              pct(idle).c_str(), pct(b.no_mainloop).c_str(), pct(std::max(0.0, idle - b.no_mainloop)).c_str(),
-             b.ctas_per_sm == 1 ? "; with one CTA per SM nothing overlaps a CTA's epilogue and start, and each wave "
-                                  "holds only as many CTAs as SMs (two CTAs per SM, or a persistent kernel, would "
-                                  "fill both)"
-                                : "");
+             b.ctas_per_sm == 1 && b.ctas > b.sms_used
+                 ? "; with one CTA per SM nothing overlaps a CTA's epilogue and start, and each wave holds only as "
+                   "many CTAs as SMs (two CTAs per SM, or a persistent kernel, would fill both)"
+                 : "");
   if (top->share >= 0.75)
     pace = strf("%s (busy %s of the kernel on the mean SM)", top->name, pct(top->share).c_str());
   else if (top_main->share >= 0.85)

@@ -71,6 +71,7 @@ void bounds_resident(const Sm& sm) {
   m.most_resident = std::max<uint32_t>(m.most_resident, uint32_t(sm.resident.size()));
   m.advance(g_sched->now);
   m.resident++;
+  g_bounds.ctas++;
 }
 
 void bounds_cta_exit(const Sm& sm, double t) {
@@ -119,7 +120,7 @@ void bounds_wait(const Fiber& f, const char* label, double ns) {
 }
 
 void bounds_finish(const Scheduler& s) {
-  Bounds& b = g_bounds;
+  Bounds& b = g_bounds;  // (b.ctas was counted as CTAs became resident)
   b.kernel_ns = s.end;
   if (s.end <= 0) return;
   double sum[3] = {0, 0, 0}, mx[3] = {0, 0, 0}, no_main = 0, main = 0, in_main[3] = {0, 0, 0};

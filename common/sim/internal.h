@@ -6,8 +6,8 @@
 // Fiber. Asynchronous work (copies, tcgen05 operations, remote arrivals) is an AsyncOp, queued
 // when issued and performed when the seeded scheduler picks it.
 //
-// Files: scheduler.cpp (fibers, wait queues, warp collectives, the run loop, deadlock and
-// livelock reports), launch.cpp (grid, SMs and residency, clusters, CTA start and exit checks), memory.cpp (shared
+// Files: scheduler.cpp (fibers, wait queues, warp collectives, the run loop, livelock reports),
+// deadlock.cpp (the deadlock report), launch.cpp (grid, SMs and residency, clusters, CTA start and exit checks), memory.cpp (shared
 // and cluster addressing, distributed shared memory), sync.cpp (bar.sync, __syncwarp, elect,
 // fences, the cluster barrier), mbarrier.cpp, copies.cpp (TMA, bulk copies, multicast),
 // tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
@@ -444,7 +444,7 @@ void run_grid(Scheduler& s);
 void* get_stack();
 void release_stack(void* stack);
 void create_fiber(Scheduler& s, Cluster& cl, Cta* cta, uint32_t t);
-std::string deadlock_report(Scheduler& s);
+std::string deadlock_report(Scheduler& s);  // deadlock.cpp
 // Ends the process with a livelock report if no emulated instruction runs for `seconds`
 // (a spin on ordinary memory); stops when the returned handle is destroyed.
 std::shared_ptr<void> start_watchdog(double seconds);

@@ -88,7 +88,7 @@ void cta_finished(Cta& cta) {
     const TmemAlloc& a = cta.allocs.front();
     fail("tcsim: TMEM leak\n  " + name + " exited with TMEM still allocated: " + describe_allocs(cta) +
          " (the first by warp " + std::to_string(a.warp) + " at " + loc(a.at) +
-         "). Every tcgen05.alloc needs a tcgen05.dealloc before the CTA exits.");
+         "). Every tcgen05.alloc needs a tcgen05.dealloc before the CTA exits (PTX ISA §9.7.16.7.1).");
   }
 }
 

@@ -65,6 +65,7 @@ struct Stats {
 struct Bounds {
   double kernel_ns = 0;
   int sms_used = 0;
+  int ctas = 0;               // CTAs the launch made resident (more than sms_used x ctas_per_sm: several waves)
   int ctas_per_sm = 0;        // the most CTAs resident on one SM at once
   int ctas_per_sm_limit = 0;  // what shared memory, threads and CTA slots allow
   std::string limited_by;     // which of them binds first

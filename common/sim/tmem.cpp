@@ -49,8 +49,7 @@ std::string describe_allocs(const Cta& cta) {
   if (cta.allocs.empty()) return "no TMEM is allocated";
   std::string s = "allocated columns:";
   for (const TmemAlloc& a : cta.allocs)
-    s += " [" + std::to_string(a.col) + ", " + std::to_string(a.col + a.ncols) + ") (" + std::to_string(a.ncols) +
-         " columns from " + std::to_string(a.col) + ", tcgen05.alloc at " + loc(a.at) + ")";
+    s += " [" + std::to_string(a.col) + ", " + std::to_string(a.col + a.ncols) + ")";
   return s;
 }
 
@@ -176,17 +175,17 @@ std::vector<uint32_t> free_blocks(const std::vector<Cta*>& ctas, uint32_t ncols)
 void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
   if (!tcg::is_valid_tmem_alloc(a0.b))
     fail_here("bad TMEM allocation", "tcgen05.alloc of " + std::to_string(a0.b) +
-                                         " columns; the count must be a power of two in [32, 512]");
+                                         " columns; the count must be a power of two in [32, 512] (PTX ISA §9.7.16.7.1)");
   uint32_t own = 0;
   for (const TmemAlloc& a : ctas.front()->allocs) own += a.ncols;
   for (Cta* cta : ctas) {
     if (cta->relinquished)
       fail_here("TMEM allocation after relinquish",
-                "tcgen05.alloc after " + cta_name(*cta) + " executed tcgen05.relinquish_alloc_permit");
+                "tcgen05.alloc after " + cta_name(*cta) + " executed tcgen05.relinquish_alloc_permit (PTX ISA §9.7.16.7.1)");
     if (own + a0.b > tcg::kTmemColumns)  // it could never be satisfied: this CTA itself holds the rest
       fail_here("TMEM over capacity", "tcgen05.alloc of " + std::to_string(a0.b) + " columns while " +
                                           cta_name(*cta) + " itself holds " + std::to_string(own) + " of 512 (" +
-                                          describe_allocs(*cta) + ")");
+                                          describe_allocs(*cta) + "); an SM has 512 TMEM columns (PTX ISA §9.7.16.1)");
   }
   // Blocks until enough columns are free on every SM involved (other CTAs resident there may
   // hold them), then the seed picks one of the free blocks.
@@ -229,7 +228,8 @@ void do_dealloc(const std::vector<Cta*>& ctas, TwoArgs a0) {
     if (!found)
       fail_here("bad TMEM deallocation", "tcgen05.dealloc of address " + hex(a0.a) + ", " + std::to_string(a0.b) +
                                              " columns, matches no allocation of " + cta_name(*cta) + "; " +
-                                             describe_allocs(*cta));
+                                             describe_allocs(*cta) +
+                                             ": pass the address tcgen05.alloc wrote and the same column count (PTX ISA §9.7.16.7.1)");
   }
   notify(g_sched->tmem_waiters);  // an allocation waiting on this SM may now fit
 }
@@ -241,7 +241,7 @@ void run_ld(LdBatch& b) {
     if (!tmem_find(*b.cta, p.col, 1))
       fail("tcsim: TMEM deallocated under a pending tcgen05.ld\n  the tcgen05.ld issued at " + loc(b.at) +
            " reads TMEM column " + std::to_string(p.col) + ", which was freed before the load completed (" +
-           describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc");
+           describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc (PTX ISA §9.7.16.8.5, §9.7.16.7.1)");
   for (const PendingLd& p : b.regs) *p.dst = tmem_cell(*b.cta, p.lane, p.col);
   b.done = true;
 }
@@ -340,7 +340,8 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
                 std::string(name) + " at lanes [" + std::to_string(lane0) + ", " + std::to_string(lane0 + nlanes) +
                     ") from warp " + std::to_string(warp) + ", which may only access lanes [" +
                     std::to_string(32 * quarter) + ", " + std::to_string(32 * quarter + 32) + ") (warp % 4 = " +
-                    std::to_string(quarter) + ")");
+                    std::to_string(quarter) + "; PTX ISA §9.7.16.8.1: warp w of a warpgroup reaches lanes 32*(w%4) to "
+                    "32*(w%4)+31)");
     tmem_check_range(cta, lane0, nlanes, col0, ncols, name);
     // Ordering against the async tcgen05 operations on these cells (tmem_hazards.cpp): every lane
     // of the warp must be ordered after an MMA that writes them (commit + wait, §9.7.16.6.4.4).

@@ -1,7 +1,7 @@
 # Makefile — `make stepNN` builds ./stepNN; `make all`, `make test`, `make clean`.
 #
 # Each step source is compiled twice and linked into one binary:
-#   build/stepNN.gpu.o  nvcc, the real kernel (sm_100a for tcgen05 steps; sm_80/90/100 + PTX for step 00)
+#   build/stepNN.gpu.o  nvcc, the real kernel (sm_100f for tcgen05 steps; sm_80/90/100 + PTX for step 00)
 #   build/stepNN.sim.o  g++ -DTCG_SIM, the same source for the CPU emulator (common/sim/)
 # The harness picks one at run time. ptxas' register/spill report for each kernel is kept in
 # build/stepNN.ptxas.log; `make ptxas-report` prints them all.
@@ -18,11 +18,30 @@ CXXFLAGS  ?= -std=c++17 -O2 -g -Wall -Wextra
 NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler=-Wall -Xptxas=-v,-warn-spills
 LDLIBS    := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lpthread
 
-# Per-step GPU targets. tcgen05 code only exists for sm_100a (compute capability 10.0).
-ARCH_TCGEN05 := -gencode arch=compute_100a,code=sm_100a
+# Per-step GPU targets. tcgen05 code is built for sm_100f, the datacenter Blackwell family: one
+# cubin that compute capability 10.0 (B200, GB200) and 10.3 (B300, GB300) devices both load. Its
+# SASS is the same, instruction for instruction, as an sm_100a build's (docs/hardware_checks.md).
+# Family targets need nvcc 12.9 or newer (nvcc-check below).
+ARCH_TCGEN05 := -gencode arch=compute_100f,code=sm_100f
 ARCH_step00  := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
                 -gencode arch=compute_100,code=[sm_100,compute_100]
 arch_of = $(if $(ARCH_$(1)),$(ARCH_$(1)),$(ARCH_TCGEN05))
+# The code= targets of a -gencode list, e.g. "sm_80 sm_90 sm_100 compute_100": the harness names
+# the one the driver loaded (TCG_GPU_CODE; common/harness/capability.cpp).
+comma := ,
+codes_of = $(subst $(comma), ,$(subst ],,$(subst [,,$(patsubst code=%,%,$(filter code=%,$(subst $(comma)code=, code=,$(1)))))))
+
+# One clear line instead of a page of ptxas errors when nvcc is older than the family targets
+# (sm_100f arrived in CUDA 12.9). An order-only prerequisite of every nvcc rule: it runs once
+# per make, and rebuilds nothing.
+NVCC_MIN_MAJOR := 12
+NVCC_MIN_MINOR := 9
+nvcc-check:
+	@v=$$($(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' | head -1); \
+	  set -- $$v; \
+	  if [ -z "$$v" ]; then echo "Makefile: cannot run '$(NVCC) --version'; the GPU build needs nvcc from CUDA $(NVCC_MIN_MAJOR).$(NVCC_MIN_MINOR) or newer" >&2; exit 1; fi; \
+	  if [ $$1 -lt $(NVCC_MIN_MAJOR) ] || { [ $$1 -eq $(NVCC_MIN_MAJOR) ] && [ $$2 -lt $(NVCC_MIN_MINOR) ]; }; then \
+	    echo "Makefile: nvcc $$1.$$2 is too old: the tcgen05 code builds for sm_100f (B200, GB200, B300, GB300), which needs CUDA $(NVCC_MIN_MAJOR).$(NVCC_MIN_MINOR) or newer" >&2; exit 1; fi
 
 STEP_SRCS := $(sort $(wildcard steps/step[0-9][0-9]_*.cu))
 step_name  = $(firstword $(subst _, ,$(notdir $(1))))
@@ -35,7 +54,7 @@ COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard com
                $(patsubst common/sim/%.cpp,$(BUILD)/sim/%.o,$(sort $(wildcard common/sim/*.cpp)))
 
 .PHONY: all test deps clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
-.PHONY: probe-objs
+.PHONY: probe-objs nvcc-check
 .PHONY: bench predict plots readme
 all: $(STEPS)
 
@@ -64,8 +83,8 @@ define STEP_RULES
 $(1): $(BUILD)/$(1).gpu.o $(BUILD)/$(1).sim.o $(COMMON_OBJS)
 	$(CXX) -o $$@ $$^ $(LDLIBS)
 
-$(BUILD)/$(1).gpu.o: $(2) | $(BUILD)
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(call arch_of,$(1)) -MMD -MP -MF $(BUILD)/$(1).gpu.d -c $$< -o $$@ \
+$(BUILD)/$(1).gpu.o: $(2) | $(BUILD) nvcc-check
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(call arch_of,$(1)) -DTCG_GPU_CODE='"$(call codes_of,$(call arch_of,$(1)))"' -MMD -MP -MF $(BUILD)/$(1).gpu.d -c $$< -o $$@ \
 	  2> $(BUILD)/$(1).ptxas.log || { cat $(BUILD)/$(1).ptxas.log; exit 1; }
 	@grep -v '^ptxas info' $(BUILD)/$(1).ptxas.log >&2 || true
 
@@ -141,22 +160,23 @@ test: all
 
 # Hardware check of the emulator's TMA model (needs a GPU of compute capability >= 9.0; not part
 # of `make test`): the same probe kernel on the GPU and in the emulator, byte for byte.
-GPU_CHECK_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100a,code=sm_100a
-$(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -MMD -MF $@.gpu.d -MT $@ -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+GPU_CHECK_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100f,code=sm_100f
+$(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests nvcc-check
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -DTCG_GPU_CODE='"$(call codes_of,$(GPU_CHECK_ARCH))"' -MMD -MF $@.gpu.d -MT $@ -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -MF $@.sim.d -MT $@ -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
-# The tcgen05 probes (tests/gpu/tcgen05_check.cu, cases in probe_*.cpp): sm_100a only; on
-# another GPU the program reports the families it skipped. Both programs append their rows to
-# results/gpu_check_<gpu>.csv. Exit 1 if either found a mismatch, 3 if neither found a GPU.
-PROBE_ARCH ?= -gencode arch=compute_100a,code=sm_100a
+# The tcgen05 probes (tests/gpu/tcgen05_check.cu, cases in probe_*.cpp): sm_100f (compute
+# capability 10.0 and 10.3); on another GPU the program reports the families it skipped. Both
+# programs append their rows to results/gpu_check_<gpu>.csv (gpu: b200, b300, h100, ...).
+# Exit 1 if either found a mismatch, 3 if neither found a GPU.
+PROBE_ARCH ?= -gencode arch=compute_100f,code=sm_100f
 $(BUILD)/tests/probe_%.o: tests/gpu/probe_%.cpp | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/tests/tcgen05_check.sim.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -x c++ -MMD -MP -MF $(BUILD)/tests/tcgen05_check.sim.d -c $< -o $@
-$(BUILD)/tests/tcgen05_check.gpu.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(PROBE_ARCH) -MMD -MP -MF $(BUILD)/tests/tcgen05_check.gpu.d -c $< -o $@ \
+$(BUILD)/tests/tcgen05_check.gpu.o: tests/gpu/tcgen05_check.cu | $(BUILD)/tests nvcc-check
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(PROBE_ARCH) -DTCG_GPU_CODE='"$(call codes_of,$(PROBE_ARCH))"' -MMD -MP -MF $(BUILD)/tests/tcgen05_check.gpu.d -c $< -o $@ \
 	  2> $(BUILD)/tests/tcgen05_check.ptxas.log || { cat $(BUILD)/tests/tcgen05_check.ptxas.log; exit 1; }
 $(BUILD)/tests/tcgen05_check: $(BUILD)/tests/tcgen05_check.gpu.o $(PROBE_SIM_OBJS) $(COMMON_OBJS)
 	$(CXX) -o $@ $^ $(LDLIBS)
@@ -174,8 +194,8 @@ gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
 # compute capability >= 9.0 they append rows to results/micro_<gpu>.csv; `micro --sim
 # [--model-params FILE]` runs the same kernels in the timing model. CALIBRATE_ARGS e.g. --only ring
 .PHONY: calibrate
-$(BUILD)/tests/micro: tests/gpu/micro.cu tests/gpu/micro_cases.h $(COMMON_OBJS) | $(BUILD)/tests
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -MMD -MF $@.gpu.d -MT $@ -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+$(BUILD)/tests/micro: tests/gpu/micro.cu tests/gpu/micro_cases.h $(COMMON_OBJS) | $(BUILD)/tests nvcc-check
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -DTCG_GPU_CODE='"$(call codes_of,$(GPU_CHECK_ARCH))"' -MMD -MF $@.gpu.d -MT $@ -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -MF $@.sim.d -MT $@ -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 

@@ -1,6 +1,6 @@
 // descriptors.h — every bit-level encoding the tcgen05 steps rely on, in one place.
 //
-// The kernels (nvcc, sm_100a), the emulator (g++) and the tests all include this header, so a
+// The kernels (nvcc, sm_100f), the emulator (g++) and the tests all include this header, so a
 // descriptor the kernel builds is decoded by the emulator with the very same field definitions.
 // Everything is constexpr __host__ __device__: the doctest suite checks the values at compile
 // time and at run time, and the plot scripts dump the same address functions through a tiny tool.

@@ -181,9 +181,28 @@ void launch_kernel(void (*kernel)(Params...), const LaunchDims& d, cudaStream_t 
 #define TCG_STEP_MAIN(spec)
 #endif
 #else
+// The GPU build also tells the harness which code it holds: TCG_GPU_CODE (the Makefile's -gencode
+// code= targets) and, through an empty kernel compiled with the step's, the SASS version the driver
+// loads on the chosen device (it prints "sm_100f code" beside the GPU, and refuses a device on
+// which no code of the binary loads).
+#ifndef TCG_GPU_CODE
+#define TCG_GPU_CODE ""
+#endif
 #define TCG_STEP_MAIN(spec)                                                                       \
   namespace sim {                                                                                 \
   void launch(const ::tcg::GemmArgs&);                                                            \
   }                                                                                               \
-  int main(int argc, char** argv) { return ::tcg::run_step(gpu::spec, &gpu::launch, &sim::launch, argc, argv); }
+  namespace gpu {                                                                                 \
+  __global__ void loaded_code_probe() {}                                                          \
+  int loaded_binary_version() {                                                                   \
+    cudaFuncAttributes attr{};                                                                    \
+    if (cudaFuncGetAttributes(&attr, loaded_code_probe) == cudaSuccess) return attr.binaryVersion; \
+    (void)cudaGetLastError();                                                                     \
+    return 0;                                                                                     \
+  }                                                                                               \
+  constexpr ::tcg::GpuCode kGpuCode{TCG_GPU_CODE, &loaded_binary_version};                        \
+  }                                                                                               \
+  int main(int argc, char** argv) {                                                               \
+    return ::tcg::run_step(gpu::spec, &gpu::launch, &sim::launch, argc, argv, &gpu::kGpuCode);    \
+  }
 #endif

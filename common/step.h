@@ -66,7 +66,18 @@ using LaunchFn = void (*)(const GemmArgs&);
 
 enum class Arch {
   kSm80Plus,  // mma.sync: any compute capability >= 8.0
-  kSm100a,    // tcgen05: compute capability exactly 10.0 (sm_100a code runs on nothing else)
+  kSm100f,    // tcgen05, built for the datacenter Blackwell family: compute capability 10.0 and
+              // 10.3 (B200, GB200, B300, GB300); consumer Blackwell (12.x) has no tcgen05
+  kSm100a = kSm100f,  // the same requirement under the arch-specific target's name
+};
+
+// What a step's GPU build holds (TCG_STEP_MAIN fills it in): the -gencode code= targets it was
+// compiled for (the Makefile's TCG_GPU_CODE, e.g. "sm_100f"), and a function returning the SASS
+// version (cudaFuncAttributes::binaryVersion, 100 = sm_100) of the code the driver loads on the
+// current device, or 0 if none loads there.
+struct GpuCode {
+  const char* targets;
+  int (*binary_version)();
 };
 
 // A persistent step's unit of work: its CTAs walk several output tiles (a grid sized by the SM
@@ -91,7 +102,9 @@ struct StepSpec {
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.
 // Returns the process exit code: 0 ok, 1 verification or emulator failure, 2 usage error,
-// 3 cannot run here. `sim_launch` may be null (no emulator build).
-int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc, char** argv);
+// 3 cannot run here. `sim_launch` may be null (no emulator build); `gpu_code` (null: unknown) lets
+// the harness name the code the driver loaded.
+int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc, char** argv,
+             const GpuCode* gpu_code = nullptr);
 
 }  // namespace tcg

@@ -10,7 +10,10 @@
 # Every run passes --gpu: a binary that cannot run on this GPU exits 3 (instead of falling back
 # to the emulator) and is skipped with a note. No GPU at all: one line on stderr, exit 2.
 # The slug comes from the GPU's name: "NVIDIA H100 80GB HBM3" -> h100, "NVIDIA B200" -> b200,
-# "NVIDIA GeForce RTX 4090" -> rtx_4090.
+# "NVIDIA B300 SXM6 AC" -> b300, "NVIDIA GB300" -> gb300, "NVIDIA GeForce RTX 4090" -> rtx_4090:
+# the harness's rule (common/harness/capability.cpp, gpu_slug), which also names `make
+# gpu-check`'s results/gpu_check_<slug>.csv and `make calibrate`'s results/micro_<slug>.csv. Each
+# row names the GPU in full (column gpu), so the charts keep one GPU's rows together.
 #
 # Usage: plots/bench.sh [options]
 #   --bin-dir DIR   run the binaries in DIR (stepNN) and do not build
@@ -20,13 +23,14 @@
 #   --iters N       passed to each binary (at least N timed launches; default: the binary's)
 #   --no-integer    BF16 steps: random inputs only
 #   --dry-run       print the commands, run nothing (no GPU needed)
+#   --slug NAME     print the file-name slug of GPU name NAME and exit (tests/checks/check_family.sh)
 # Exit codes: 0 every run that could run passed, 1 a run failed (wrong result, CUDA error),
 # 2 usage error or no GPU.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/bench.sh
 
-bin_dir="" build=1 out="" steps="" iters="" integer=1 dry=0
+bin_dir="" build=1 out="" steps="" iters="" integer=1 dry=0 slug_of=unset
 while [ $# -gt 0 ]; do
   case $1 in
     --bin-dir) bin_dir=${2:?}; build=0; shift ;;
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
     --iters=*) iters=${1#*=} ;;
     --no-integer) integer=0 ;;
     --dry-run) dry=1 ;;
+    --slug) slug_of=${2?}; shift ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "$me: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -61,6 +66,8 @@ gpu_slug() {  # "NVIDIA H100 80GB HBM3" -> h100
   done
   echo "${out:-gpu}"
 }
+
+[ "$slug_of" = unset ] || { gpu_slug "$slug_of"; exit 0; }
 
 gpu_name=""
 if [ "$dry" = 0 ]; then

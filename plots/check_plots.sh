@@ -11,6 +11,9 @@
 #   4. plots/bench.sh --dry-run lists the standard runs; without a GPU it refuses with exit 2.
 #   5. README.md's results table is the newest rows of results/<gpu>.csv (plots/readme_results.py
 #      --check), and a README with a changed figure is refused.
+#   6. the progression chart keeps one GPU's rows together: with a second GPU's rows (the H100's
+#      relabelled as a B300, in results/b300.csv and mixed into another file) it draws one series
+#      per GPU name, each from that GPU's rows only.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d) || exit 1
@@ -103,6 +106,24 @@ sed 's/^| 00 \(.*\) | [0-9.]* | \([0-9.]*\) |/| 00 \1 | 1.0 | \2 |/' README.md >
 cmp -s README.md "$tmp/README.md" && fail "could not alter a figure of README.md's results table"
 python3 plots/readme_results.py --check "$tmp/README.md" 2>/dev/null
 [ $? = 1 ] || fail "readme_results.py --check accepted a README with an altered figure"
+
+# 6
+mkdir -p "$tmp/results"
+cp results/h100.csv results/model_b200.csv results/published_b200.csv "$tmp/results/"
+sed '2,$ s/,NVIDIA H100 80GB HBM3,132,/,NVIDIA B300 SXM6 AC,160,/' results/h100.csv > "$tmp/results/b300.csv"
+{ head -1 results/h100.csv; sed -n '2p' "$tmp/results/b300.csv"; } > "$tmp/results/mixed.csv"
+if out=$(python3 plots/progression.py --results "$tmp/results" --out "$tmp/two_gpus.png" 2>&1); then
+  python3 - "$out" <<'PY' || fail "progression.py mixed two GPUs' rows (output: $out)"
+import re, sys
+lines = [m.groups() for m in re.finditer(r"^  (.+) step \d\d: .* \((\S+):\d+\)$", sys.argv[1], re.M)]
+gpus = {g for g, _ in lines}
+assert gpus == {"NVIDIA H100 80GB HBM3", "NVIDIA B300 SXM6 AC"}, gpus
+for g, f in lines:
+    assert (f == "h100.csv") == g.startswith("NVIDIA H100"), (g, f)
+PY
+else
+  fail "progression.py with two GPUs exited non-zero: $out"
+fi
 
 [ "$bad" = 0 ] && echo "check_plots: ok"
 exit $bad

@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_io import (ROOT, MODEL_FILE, NVFP4_STEPS, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
-                        Published, read_model, row_tflops, row_time_us, to_float)
+                        Published, flops, read_model, row_range, row_tflops, row_time_us, to_float)
 
 WITHIN = 0.25  # "within 25%": |model / published - 1| <= WITHIN
 BF16_SHAPE = (4096, 4096, 4096)
@@ -44,11 +44,52 @@ def rel(path, start):
     return os.path.relpath(path, start).replace(os.sep, "/")
 
 
+def range_text(r, time_shape=None):
+    """A model row's range: "LOW - HIGH" TFLOPS, or with time_shape the times in us (slow - fast)."""
+    rg = row_range(r) if r else None
+    if not rg:
+        return "—"
+    if time_shape:
+        f = flops(time_shape)
+        return "%.2f - %.2f" % (f / (rg[0] * 1e6), f / (rg[1] * 1e6))
+    return "%.0f - %.0f" % rg
+
+
+def claims(model, pub):
+    """Each step against the one it builds on, at the point and at both ends of the range (the
+    same parameter set for both steps at each end): does the later step stay faster?"""
+    L = []
+    pairs = [((a, BF16_SHAPE), (b, BF16_SHAPE), "%02d vs %02d" % (b, a))
+             for a, b in ((1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 8), (8, 9))]
+    pairs += [((7, sh), (10, sh), "10 vs 07 at %d x %d x %d" % sh) for sh in pub.nvfp4_shapes()]
+    for ka, kb, label in pairs:
+        ra, rb = model.get(ka), model.get(kb)
+        if not ra or not rb:
+            continue
+        pa, pb = row_tflops(ra), row_tflops(rb)
+        ga, gb = row_range(ra), row_range(rb)
+        ends = [("point", pa, pb)]
+        if ga and gb:
+            ends += [("slow end", ga[0], gb[0]), ("fast end", ga[1], gb[1])]
+        signs = {name: (b > a * 1.005) - (b < a * 0.995) for name, a, b in ends}
+        what = "; ".join("%s %.0f vs %.0f" % (name, b, a) for name, a, b in ends)
+        if len(ends) < 3:
+            verdict = "no range in the CSV"
+        elif all(v == signs["point"] for v in signs.values()):
+            verdict = {1: "faster across the range", -1: "slower across the range",
+                       0: "the same (within 0.5%) across the range"}[signs["point"]]
+        else:
+            verdict = "**the order changes within the range** (%s)" % ", ".join(
+                "%s: %s" % (n, {1: "faster", -1: "slower", 0: "equal"}[v]) for n, v in signs.items())
+        L.append("* step %s: %s (TFLOPS, later vs earlier: %s)." % (label, verdict, what))
+    return L
+
+
 def bf16_table(model, pub):
     cublas, _ = pub.cublas_bf16()
-    lines = ["| step | model TFLOPS (predicted) | published B200 TFLOPS | kernel in the source "
+    lines = ["| step | model TFLOPS (predicted) | model range | published B200 TFLOPS | kernel in the source "
              "| model / published | within 25% | model, % of published cuBLAS |",
-             "|---|---:|---:|---|---:|:---:|---:|"]
+             "|---|---:|---:|---:|---|---:|:---:|---:|"]
     notes = []
     # Steps with a published figure, and steps the model predicts at 4096^3 without one (step 08).
     steps = sorted(set(pub.bf16_steps()) | {s for (s, shape) in model if shape == BF16_SHAPE})
@@ -57,16 +98,17 @@ def bf16_table(model, pub):
         if p is None:
             r = model.get((step, BF16_SHAPE))
             t = row_tflops(r) if r else None
-            lines.append("| %02d %s | %s | — | no published figure | — | — | %s |" % (
-                step, STEP_TITLES.get(step, ""), fmt(t), fmt(None if t is None else 100 * t / cublas, "%.0f%%")))
+            lines.append("| %02d %s | %s | %s | — | no published figure | — | — | %s |" % (
+                step, STEP_TITLES.get(step, ""), fmt(t), range_text(r),
+                fmt(None if t is None else 100 * t / cublas, "%.0f%%")))
             continue
         r = model.get((step, BF16_SHAPE))
         t = row_tflops(r) if r else None
         pt = to_float(p["tflops"])
         q = t / pt if t is not None and pt else None
         within = "—" if q is None else ("yes" if abs(q - 1) <= WITHIN else "no")
-        lines.append("| %02d %s | %s | %s | %s | %s | %s | %s |" % (
-            step, STEP_TITLES.get(step, p["step_name"]), fmt(t), fmt(pt, "%.2f"),
+        lines.append("| %02d %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            step, STEP_TITLES.get(step, p["step_name"]), fmt(t), range_text(r), fmt(pt, "%.2f"),
             p["kernel_in_source"], fmt(q, "%.2f"), within,
             fmt(None if t is None else 100 * t / cublas, "%.0f%%")))
         others = pub.bf16_variants(step)
@@ -77,15 +119,15 @@ def bf16_table(model, pub):
                              "s" if len(others) > 1 else "",
                              "; ".join("%s %s (%s)" % (o["kernel_in_source"], o["tflops"],
                                                        o["note"]) for o in others)))
-    lines.append("| cuBLAS | — | %.2f | %s | — | — | 100%% |" % (cublas, pub.cublas_bf16()[1][
+    lines.append("| cuBLAS | — | — | %.2f | %s | — | — | 100%% |" % (cublas, pub.cublas_bf16()[1][
         "kernel_in_source"]))
     return lines, notes
 
 
 def nvfp4_table(model, pub):
-    lines = ["| M x N x K | step | model time, us (predicted) | model TFLOPS | speed of light, us "
+    lines = ["| M x N x K | step | model time, us (predicted) | model range, us | model TFLOPS | speed of light, us "
              "| model / SOL | cuBLASLt (published), us | model / cuBLASLt |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for shape in pub.nvfp4_shapes():
         sol, lt = pub.nvfp4(shape, "sol"), pub.nvfp4(shape, "cublaslt")
         sol_us = to_float(sol["time_us"]) if sol else None
@@ -94,8 +136,8 @@ def nvfp4_table(model, pub):
             r = model.get((step, shape))
             us = row_time_us(r) if r else None
             t = row_tflops(r) if r else None
-            lines.append("| %d x %d x %d | %02d %s | %s | %s | %s | %s | %s | %s |" % (
-                shape + (step, STEP_TITLES.get(step, ""), fmt(us, "%.2f"), fmt(t, "%.0f"),
+            lines.append("| %d x %d x %d | %02d %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                shape + (step, STEP_TITLES.get(step, ""), fmt(us, "%.2f"), range_text(r, shape), fmt(t, "%.0f"),
                          fmt(sol_us, "%.3f"), fmt(us / sol_us if us and sol_us else None, "%.2f"),
                          fmt(lt_us, "%.2f"), fmt(us / lt_us if us and lt_us else None, "%.2f"))))
     return lines
@@ -169,6 +211,18 @@ def page(args, model, pub, params, params_note):
              % (pub.file, pub_link))
     L.append("")
     L += nvfp4_table(model, pub)
+    L.append("")
+    L.append("## Which step beats which, across the range")
+    L.append("")
+    L.append("\"model range\" above runs the model twice more: with every parameter that is an "
+             "estimate or carried from the H100 at the end of its range that makes kernels slower, "
+             "then at the end that makes them faster (the ranges and their reasons: the table at the "
+             "end of this page; [timing_model.md, \"Ranges\"](%s#ranges)). Both steps of a "
+             "comparison run with the same parameters at each end, so a claim holds across the "
+             "range when the order is the same at the point and at both ends:" % rel(
+                 os.path.join(ROOT, "docs", "timing_model.md"), out_dir))
+    L.append("")
+    L += claims(model, pub) or ["* no model rows with ranges yet (run `make predict`)."]
     L.append("")
     L.append("## The model's parameters")
     L.append("")

@@ -4,7 +4,8 @@
 #
 #   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09 at M = N = K = 4096 and steps 07, 10 at the three
 #      NVFP4 competition shapes listed in results/published_b200.csv; each prints
-#      "predicted B200: <X> TFLOPS" and appends a row whose gpu column names the model. The rows
+#      "predicted B200: <X> TFLOPS" and its range ("range: B200 LO - HI TFLOPS", written to the
+#      CSV's last two columns, tflops_low and tflops_high) and appends a row whose gpu column names the model. The rows
 #      go to a temporary file that REPLACES results/model_b200.csv only when every run passed
 #      (a failed run leaves the old file as it was).
 #   2. ./step01 --model-params: the model's parameter table (Markdown), for the page.
@@ -74,12 +75,19 @@ if [ "$run" = 1 ]; then
         continue
       fi
       echo "   step$s ${1}x${2}x${3}: $line"
+      # The range (--predict's "range:" line): low and high TFLOPS into the CSV's range columns.
+      rline=$(grep -m1 '^range:' "$tmpdir/out")
+      [ -n "$rline" ] && echo "   step$s ${1}x${2}x${3}: $rline" &&
+        sed -E 's/^range: +B200 ([0-9.]+) - ([0-9.]+) TFLOPS.*/\1 \2/' <<<"$rline" |
+        { read -r lo hi; echo "$((10#$s)) $1 $2 $3 $lo $hi" >>"$tmpdir/ranges"; }
     done
   done
   if [ ${#failed[@]} -gt 0 ]; then
     echo "$me: failed: ${failed[*]}; $csv left as it was" >&2
     exit 1
   fi
+  touch "$tmpdir/ranges"
+  python3 plots/results_io.py add-ranges "$tmpcsv" "$tmpdir/ranges" || { echo "$me: cannot add the ranges" >&2; exit 1; }
   # --steps: the other steps' rows of the old file stay (the step is the first column).
   if [ -n "$only" ] && [ -s "$csv" ]; then
     keep=" $(for s in $steps; do printf '%d ' "$((10#$s))"; done)"

@@ -2,7 +2,9 @@
 """progression.py - the step-by-step BF16 chart: measured, predicted and published, side by side.
 
 Per BF16 step (00..06, 08, 09: every step but the NVFP4 ones) up to three kinds of bar, never mixed up:
-  measured   one bar per GPU, read ONLY from the harness's rows in results/<gpu>.csv
+  measured   one bar per GPU (rows grouped by their gpu column, the device's full name: a B200's
+             and a B300's rows are two series, whichever files hold them), read ONLY from the
+             harness's rows in results/<gpu>.csv
              (`stepNN --csv FILE`, `make bench`); nothing is estimated or filled in;
   model      the emulator's B200 timing model, results/model_b200.csv (`make predict`): a
              PREDICTION, not a measurement (hatched);
@@ -37,7 +39,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_io import (ROOT, MODEL_FILE, NVFP4_STEPS, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
-                        Published, read_harness_csv, read_model, row_tflops, shape_of, step_of,
+                        Published, read_harness_csv, read_model, row_range, row_tflops, shape_of, step_of,
                         to_float)
 
 PREFERRED_SHAPE = (4096, 4096, 4096)
@@ -57,7 +59,9 @@ def measured_rows(results_dir):
     rows, files = [], []
     for path in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
         name = os.path.basename(path)
-        if name in (MODEL_FILE, PUBLISHED_FILE):
+        # The model's and the published rows are drawn apart; gpu_check_<gpu>.csv and
+        # micro_<gpu>.csv (make gpu-check, make calibrate) are not step runs.
+        if name in (MODEL_FILE, PUBLISHED_FILE) or name.startswith(("gpu_check_", "micro_")):
             continue
         try:
             rows += read_harness_csv(path)
@@ -155,6 +159,9 @@ def repo_steps():
     return sorted(s for s in out if s in STEP_TITLES and s not in NVFP4_STEPS)
 
 
+MODEL_RANGES = {}  # step -> (low, high) TFLOPS of the model's range (drawn as an error bar)
+
+
 def build_series(sel, model, pub):
     """[(key, label, color, hatch, {category: (value, pct, note)})]; categories are step numbers
     and "cublas". pct is a fraction of cuBLAS (see the module docstring) or None."""
@@ -172,7 +179,9 @@ def build_series(sel, model, pub):
         if shape == PREFERRED_SHAPE and s not in NVFP4_STEPS:
             t = row_tflops(r)
             mvals[s] = (t, t / pub_cublas, "")
-    series.append(("model", MODEL_LABEL, MODEL_COLOR, "xx", mvals))
+            if row_range(r):
+                MODEL_RANGES[s] = row_range(r)
+    series.append(("model", MODEL_LABEL + "; whisker: its range", MODEL_COLOR, "xx", mvals))
     pvals = {"cublas": (pub_cublas, None, "")}
     for s in pub.bf16_steps():
         p = pub.bf16_step(s)
@@ -186,7 +195,8 @@ def build_series(sel, model, pub):
 def draw(series, cats, ax_t, ax_p, pub_cublas):
     n = len(series)
     width = min(0.8 / n, 0.3)
-    ymax = max([v[0] for *_, vals in series for v in vals.values()] + [1.0]) * 1.28
+    ymax = max([v[0] for *_, vals in series for v in vals.values()] + [hi for _, hi in MODEL_RANGES.values()]
+               + [1.0]) * 1.28
     pmax = max([v[1] for *_, vals in series for v in vals.values() if v[1] is not None]
                + [1.0]) * 1.3
     for si, (key, label, color, hatch, vals) in enumerate(series):
@@ -200,7 +210,13 @@ def draw(series, cats, ax_t, ax_p, pub_cublas):
             ax_t.bar(ci + off, t, width, color=face, edgecolor=color if key == "model" else "black",
                      linewidth=0.7, hatch=h)
             txt = "%.0f" % t + (" (%s)" % note if note else "")
-            ax_t.text(ci + off, t + 0.012 * ymax, txt, ha="center", va="bottom", fontsize=7,
+            top = t
+            if key == "model" and c in MODEL_RANGES:  # the range: every uncertain parameter at its slow / fast end
+                lo, hi = MODEL_RANGES[c]
+                ax_t.errorbar(ci + off, t, yerr=[[max(t - lo, 0)], [max(hi - t, 0)]], fmt="none", ecolor="0.15",
+                              elinewidth=0.9, capsize=2.5)
+                top = max(t, hi)
+            ax_t.text(ci + off, top + 0.012 * ymax, txt, ha="center", va="bottom", fontsize=7,
                       rotation=90)
             if pct is not None and c != "cublas":
                 ax_p.bar(ci + off, 100 * pct, width, color=face,

@@ -14,6 +14,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HEADER = ("step,step_name,gpu,sm_count,driver,cuda_runtime,cublas,m,n,k,dtype,inputs,iterations,"
           "median_ms,tflops,cublas_tflops,ratio,max_abs_err,verified,date,git_rev").split(",")
+# results/model_b200.csv adds the range of each prediction (plots/predict.sh, from --predict's
+# "range:" line): TFLOPS with every estimated or H100-carried parameter at its slow / fast end.
+RANGE_COLUMNS = ["tflops_low", "tflops_high"]
+MODEL_HEADER = HEADER + RANGE_COLUMNS
 PUBLISHED_HEADER = ("step,step_name,kernel_in_source,m,n,k,dtype,tflops,time_us,source,"
                     "note").split(",")
 MODEL_FILE = "model_b200.csv"
@@ -54,7 +58,7 @@ def read_harness_csv(path, warn=True):
     rows = []
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        if reader.fieldnames != HEADER:
+        if reader.fieldnames not in (HEADER, MODEL_HEADER):
             raise InputError("%s: not the harness's CSV header" % path)
         for lineno, r in enumerate(reader, start=2):
             if None in r or any(v is None for v in r.values()):
@@ -94,6 +98,32 @@ def row_tflops(r):
         if ms and s:
             t = flops(s) / (ms * 1e-3) / 1e12
     return t
+
+
+def row_range(r):
+    """(low, high) TFLOPS of a model row's range, or None when the row has none."""
+    lo, hi = to_float(r.get("tflops_low")), to_float(r.get("tflops_high"))
+    return (lo, hi) if lo is not None and hi is not None else None
+
+
+def add_ranges(csv_path, ranges_path):
+    """Rewrites csv_path (a harness CSV) with the range columns, filled from ranges_path: lines
+    "STEP M N K LOW HIGH" (TFLOPS); rows without a range keep them empty."""
+    ranges = {}
+    with open(ranges_path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 6:
+                ranges[(int(p[0]), (int(p[1]), int(p[2]), int(p[3])))] = (p[4], p[5])
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=MODEL_HEADER, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            lo, hi = ranges.get((step_of(r), shape_of(r)), (r.get("tflops_low", ""), r.get("tflops_high", "")))
+            r["tflops_low"], r["tflops_high"] = lo, hi
+            w.writerow({k: r.get(k, "") for k in MODEL_HEADER})
 
 
 def row_time_us(r):
@@ -179,8 +209,12 @@ class Published:
 if __name__ == "__main__":
     # `python3 plots/results_io.py nvfp4-shapes`: the NVFP4 competition shapes, one "M N K" line
     # each, from results/published_b200.csv: the one list plots/bench.sh and plots/predict.sh run.
+    # `results_io.py add-ranges CSV RANGES`: the range columns (plots/predict.sh).
+    if len(sys.argv) == 4 and sys.argv[1] == "add-ranges":
+        add_ranges(sys.argv[2], sys.argv[3])
+        sys.exit(0)
     if sys.argv[1:] != ["nvfp4-shapes"]:
-        sys.exit("usage: results_io.py nvfp4-shapes")
+        sys.exit("usage: results_io.py nvfp4-shapes | add-ranges CSV RANGES")
     try:
         for m, n, k in Published(os.path.join(ROOT, "results", PUBLISHED_FILE)).nvfp4_shapes():
             print(m, n, k)

@@ -180,7 +180,7 @@ static CUtensorMap make_kmajor_core_matrix_map(const __nv_bfloat16* base, int ro
   return make_tensor_map(t);
 }
 
-constexpr StepSpec spec{1, "basic_tcgen05", "basic tcgen05: TMA + mbarrier + TMEM + tcgen05.mma", Arch::kSm100a, 8};
+constexpr StepSpec spec{1, "basic_tcgen05", "basic tcgen05: TMA + mbarrier + TMEM + tcgen05.mma", Arch::kSm100f, 8};
 
 void launch(const GemmArgs& g) {
   const CUtensorMap tmap_a = make_kmajor_core_matrix_map(g.a, g.m, g.k, BLOCK_M);

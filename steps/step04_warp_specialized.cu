@@ -209,7 +209,7 @@ static CUtensorMap make_kmajor_sw128_map(const __nv_bfloat16* base, int rows, in
   return make_tensor_map(t);
 }
 
-constexpr StepSpec spec{4, "warp_specialized", "warp specialization: TMA warp, MMA warp, 4 epilogue warps", Arch::kSm100a, 8};
+constexpr StepSpec spec{4, "warp_specialized", "warp specialization: TMA warp, MMA warp, 4 epilogue warps", Arch::kSm100f, 8};
 
 void launch(const GemmArgs& g) {
   const CUtensorMap tmap_a = make_kmajor_sw128_map(g.a, g.m, g.k, BLOCK_M);

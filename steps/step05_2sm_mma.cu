@@ -265,7 +265,7 @@ static CUtensorMap make_kmajor_sw128_map(const __nv_bfloat16* base, int rows, in
   return make_tensor_map(t);
 }
 
-constexpr StepSpec spec{5, "2sm_mma", "2-SM MMA: CTA pairs in clusters of 2, tcgen05.mma.cta_group::2", Arch::kSm100a, 8};
+constexpr StepSpec spec{5, "2sm_mma", "2-SM MMA: CTA pairs in clusters of 2, tcgen05.mma.cta_group::2", Arch::kSm100f, 8};
 
 void launch(const GemmArgs& g) {
   const CUtensorMap tmap_a = make_kmajor_sw128_map(g.a, g.m, g.k, BLOCK_M);

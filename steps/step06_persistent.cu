@@ -374,7 +374,7 @@ static CUtensorMap make_kmajor_sw128_map(const __nv_bfloat16* base, int rows, in
   return make_tensor_map(t);
 }
 
-constexpr StepSpec spec{6, "persistent", "persistent CTA pairs, static tile schedule, double-buffered TMEM", Arch::kSm100a,
+constexpr StepSpec spec{6, "persistent", "persistent CTA pairs, static tile schedule, double-buffered TMEM", Arch::kSm100f,
                         8, Operands::kBF16, nullptr, PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
 
 void launch(const GemmArgs& g) {

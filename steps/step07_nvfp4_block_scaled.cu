@@ -285,7 +285,7 @@ static CUtensorMap make_fp4_kmajor_sw128_map(const uint8_t* base, int rows, int 
   return make_tensor_map(t);
 }
 
-constexpr StepSpec spec{7, "nvfp4_block_scaled", "NVFP4 block-scaled MMA (kind::mxf4nvf4), FP16 out", Arch::kSm100a,
+constexpr StepSpec spec{7, "nvfp4_block_scaled", "NVFP4 block-scaled MMA (kind::mxf4nvf4), FP16 out", Arch::kSm100f,
                         /*k_multiple=*/64, Operands::kNVFP4};
 
 void launch(const GemmArgs& g) {

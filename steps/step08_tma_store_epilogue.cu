@@ -436,7 +436,7 @@ static CUtensorMap make_c_store_map(__nv_bfloat16* c, int m, int n) {
 }
 
 constexpr StepSpec spec{8, "tma_store_epilogue", "step 06 + TMA-store epilogue through swizzled smem, early TMEM release",
-                        Arch::kSm100a, 8, Operands::kBF16, nullptr, PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
+                        Arch::kSm100f, 8, Operands::kBF16, nullptr, PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
 
 void launch(const GemmArgs& g) {
   const int sms = num_sms();

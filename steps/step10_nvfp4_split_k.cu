@@ -425,7 +425,7 @@ static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
   return w;
 }
 
-constexpr StepSpec spec{10, "nvfp4_split_k", "NVFP4 split-K, deterministic reduction, FP16 out", Arch::kSm100a,
+constexpr StepSpec spec{10, "nvfp4_split_k", "NVFP4 split-K, deterministic reduction, FP16 out", Arch::kSm100f,
                         /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
 
 void launch(const GemmArgs& g) {

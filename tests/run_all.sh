@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # run_all.sh — what `make test` runs, in order, after `make all` has built every step
-# (nvcc for sm_100a / sm_80+, and g++ for the emulator):
+# (nvcc for sm_100f / sm_80+, and g++ for the emulator):
 #   1. no register spills in any kernel (ptxas report), the SASS of every kernel has no local
 #      memory and contains the tensor-core/TMA/TMEM instructions it should (cuobjdump), and the
 #      GPU and emulator builds of a kernel share no linker symbols; the harness's files call
 #      each other in one direction only (tests/checks/check_layers.py)
-#      (the tcgen05 hardware probes of `make gpu-check` too: their sm_100a build and SASS)
+#      (the hardware probes of `make gpu-check` and the microbenchmarks too: their sm_100f build
+#      and SASS); every cubin loads on the GPUs its program is for (the tcgen05 steps and probes:
+#      compute capability 10.0 and 10.3), a GPU's name gives the same results/<gpu>.csv in
+#      bench.sh as in the C++ programs, and an nvcc older than 12.9 stops the build in one line
+#      (tests/checks/check_family.sh)
 #   2. the doctest suite (encoders, CUTLASS cross-check, emulator fidelity, the timing model's
 #      durations against hand-computed values, harness)
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
@@ -31,10 +35,12 @@ suite() {  # suite NAME COMMAND...
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/checks/check_sass.sh
 suite "build separation" bash tests/checks/check_symbols.sh
-suite "tcgen05 probes: sm_100a build, SASS, build separation, the program with the emulator as GPU" bash -c '
-  make --no-print-directory -s build/tests/tcgen05_check && bash tests/checks/check_sass.sh tests/tcgen05_check &&
+suite "hardware probes and microbenchmarks: sm_100f builds, SASS, build separation, the tcgen05 probes with the emulator as GPU" bash -c '
+  make --no-print-directory -s build/tests/tcgen05_check build/tests/tma_check build/tests/micro &&
+  bash tests/checks/check_sass.sh tests/tcgen05_check tests/tma_check tests/micro &&
   bash tests/checks/check_symbols.sh tests/gpu/tcgen05_check.cu && csv=$(mktemp) &&
   TCG_GPU_CHECK_CSV=$csv build/tests/tcgen05_check --emulator-as-gpu | tail -1 && [ "$(wc -l < "$csv")" -gt 50 ]; rc=$?; rm -f "$csv"; exit $rc'
+suite "datacenter Blackwell family: cubins, GPU file names, nvcc version" bash tests/checks/check_family.sh
 suite "harness layers" python3 tests/checks/check_layers.py
 suite "unit tests (doctest)" make --no-print-directory unit-tests
 suite "steps in the emulator" bash tests/steps/run_steps.sh $(make --no-print-directory -s list-steps)

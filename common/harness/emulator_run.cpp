@@ -244,7 +244,11 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   if (timed)
     std::printf("predicted B200: %.1f TFLOPS (%.2f us; tcsim timing model, %d SMs, docs/timing_model.md)\n",
                 tflops, st.model_ns / 1e3, tcsim::options().num_sms);
-  if (o.predict) print_predict_bounds();
+  // What bounded this launch (predict_bounds.cpp), taken before the range's two launches replace it.
+  const tcsim::Bounds bounds = tcsim::last_bounds();
+  if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
+    predict_range(flops, [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
+  if (o.predict) print_predict_bounds(bounds);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = "tcgen05-emulator";

@@ -1,6 +1,7 @@
-// gpu.cpp — the pieces every GPU run is built from (declared in gpu.h): finding a capable device,
-// the driver's description, the checked launch (with a time limit, as a wrong mbarrier protocol
-// hangs instead of failing), the timing loop (L2 flushed before every launch, median of at least
+// gpu.cpp — the pieces every GPU run is built from (declared in gpu.h): finding a capable device
+// (the capability rule itself is capability.cpp's), the code the driver loads there, the driver's
+// description, the checked launch (with a time limit, as a wrong mbarrier protocol hangs instead
+// of failing), the timing loop (L2 flushed before every launch, median of at least
 // 100 ms of launches) and the CSV row of a GPU run. The runs themselves are gpu_run.cpp (BF16,
 // cuBLAS), gpu_nvfp4.cpp (NVFP4, cuBLASLt) and traces.cpp (the traced launch); nothing here
 // calls them.
@@ -25,11 +26,6 @@ namespace {
 
 constexpr double kMinTimedMs = 100.0;    // keep timing until the launches add up to this...
 constexpr int kMaxTimedLaunches = 1000;  // ...but stop extending at this many launches
-
-bool is_capable(Arch arch, int major, int minor) {
-  if (arch == Arch::kSm100a) return major == 10 && minor == 0;  // sm_100a runs nowhere else
-  return major >= 8;
-}
 
 }  // namespace
 
@@ -215,31 +211,30 @@ GpuSurvey survey_gpus(Arch arch) {
       g.minor = p.minor;
       g.sm_count = p.multiProcessorCount;
     }
-    if (s.capable < 0 && is_capable(arch, g.major, g.minor))
-      s.capable = static_cast<int>(s.devices.size());
     s.devices.push_back(g);
   }
+  judge_devices(s, arch);
   return s;
 }
 
-std::string describe_found(const GpuSurvey& s) {
-  if (!s.error.empty()) return "no CUDA device: " + s.error;
-  if (s.devices.empty()) return "no CUDA device";
-  std::string found;
-  for (const GpuInfo& g : s.devices) {
-    if (!found.empty()) found += ", ";
-    found += strf("%s (cc %d.%d)", g.name.c_str(), g.major, g.minor);
+std::string code_on_device(const GpuCode& code, int device, std::string* why) {
+  if (cudaSetDevice(device) != cudaSuccess) {
+    *why = cudaGetErrorString(cudaGetLastError());
+    return "";
   }
-  return found;
+  const int version = code.binary_version();
+  if (version <= 0) {
+    *why = "the driver loads none of this binary's code (" + std::string(code.targets) + ") there";
+    return "";
+  }
+  return loaded_code(code.targets, version);
 }
 
-// "needs <what>" and "no <what> here" phrasings of the step's GPU requirement.
-std::string need_long(Arch arch) {
-  return arch == Arch::kSm100a ? "an sm_100a GPU (compute capability 10.0)"
-                               : "a GPU with compute capability >= 8.0";
-}
-std::string need_short(Arch arch) {
-  return arch == Arch::kSm100a ? "sm_100a GPU" : "GPU with compute capability >= 8.0";
+// "NVIDIA B200, 148 SMs, compute capability 10.0, sm_100f code": the device line of a
+// GPU run (the report's device: line, a trace's metadata).
+std::string device_description(const GpuInfo& gpu) {
+  return strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count, gpu.major, gpu.minor) +
+         (gpu.code.empty() ? "" : ", " + gpu.code);
 }
 
 }  // namespace tcg::harness

@@ -142,6 +142,10 @@ Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const 
                  cudaStream_t stream, const DeviceBuffer<unsigned char>& flush, const GpuInfo& gpu,
                  const void* checked_c, size_t c_bytes, size_t elem_bytes, int* trace_rc);
 
+// "NVIDIA B200, 148 SMs, compute capability 10.0, sm_100f code" (the code part only when
+// GpuInfo::code is known).
+std::string device_description(const GpuInfo& gpu);
+
 // The CSV row of a GPU run, with the device, driver, library and our timing filled in.
 CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult* vr, const GpuInfo& gpu,
                      const Timing& ours);

@@ -179,9 +179,7 @@ std::string cross_check(const Options& o, const Nvfp4HostInputs& in, const std::
 
 int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu) {
   CUDA_CHECK(cudaSetDevice(gpu.index));
-  print_problem(spec, o,
-                strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count,
-                     gpu.major, gpu.minor));
+  print_problem(spec, o, device_description(gpu));
 
   const size_t count_c = static_cast<size_t>(o.m * o.n);
   const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
@@ -243,8 +241,8 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
                 ws.bytes);
   }
 
-  // cuBLASLt's block-scaled FP4 matmul exists for compute capability 10.x (and later GPUs, which
-  // an sm_100a step never runs on).
+  // cuBLASLt's block-scaled FP4 matmul exists for compute capability 10.x (10.0 and 10.3 are the
+  // GPUs an sm_100f step runs on).
   // Elsewhere (only a hypothetical NVFP4 step for older GPUs would get here) nothing of cuBLASLt
   // is touched.
   const bool lt_capable = gpu.major == 10;

@@ -64,9 +64,7 @@ void cublas_gemm(cublasHandle_t h, const void* a, const void* b, void* c, cudaDa
 int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu) {
   if (spec.operands == Operands::kNVFP4) return run_nvfp4_on_gpu(spec, o, launch, gpu);
   CUDA_CHECK(cudaSetDevice(gpu.index));
-  print_problem(spec, o,
-                strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count,
-                     gpu.major, gpu.minor));
+  print_problem(spec, o, device_description(gpu));
 
   const size_t count_a = static_cast<size_t>(o.m * o.k);
   const size_t count_b = static_cast<size_t>(o.n * o.k);

@@ -7,6 +7,8 @@
 //   nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
 //   verify.cpp     BF16 and FP16 output: tolerances, verification and its report
 //   report.cpp     CSV rows and files, version and date formatting, strf
+//   capability.cpp which GPUs a step's build runs on (the capability rule), the code the driver
+//                  loaded, a GPU's file-name slug
 //   traces.cpp     timelines: writing one (both clocks); GPU records -> trace spans
 //   workspace.cpp  a step's global scratch memory (split-K partials, counters): size, poison, checks
 // run_step.cpp, emulator_run.cpp and gpu_run.cpp, sharing run.h, tie them together (the order
@@ -312,6 +314,50 @@ std::string csv_append(const std::string& path, const CsvRecord& r);
 
 std::string format_version(int v);       // CUDA-style version number: 13000 -> "13.0"; <= 0 -> ""
 std::string utc_iso8601(std::time_t t);  // "2025-11-21T09:45:00Z"
+
+// ---------------------------------------------------------------------------------------------
+// Which GPUs a step runs on (capability.cpp)
+// ---------------------------------------------------------------------------------------------
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int major = 0, minor = 0, sm_count = 0;
+  std::string refusal;  // why this step cannot run here ("" = it can): judge_devices
+  std::string code;     // what the driver loaded, e.g. "sm_100f code" (loaded_code; "" = unknown)
+};
+
+struct GpuSurvey {
+  std::vector<GpuInfo> devices;
+  std::string error;  // why there are no devices, if the runtime said so
+  int capable = -1;   // index into devices of the first one that can run the step
+};
+
+// The capability rule: "" if code built for `arch` runs on compute capability major.minor, else
+// why not, e.g. "compute capability 12.0 is consumer Blackwell: no tcgen05". kSm100f (the
+// tcgen05 steps): 10.0 and 10.3 only. kSm80Plus (step 00): 8.0 and newer.
+std::string capability_refusal(Arch arch, int major, int minor);
+// Sets each device's refusal and s.capable (the first device with none).
+void judge_devices(GpuSurvey& s, Arch arch);
+// "NVIDIA B200 (cc 10.0), NVIDIA GeForce RTX 5090 (compute capability 12.0 is ...)" or why none.
+std::string describe_found(const GpuSurvey& s);
+// "needs <what>" and "no <what> here" phrasings of the step's GPU requirement.
+std::string need_long(Arch arch);
+std::string need_short(Arch arch);
+// The one line (no newline) of a run that needs a GPU and has none it can use:
+// "<prog>: needs <need_long>; found <describe_found>".
+std::string refusal_line(const std::string& prog, Arch arch, const GpuSurvey& s);
+// What the driver loaded, from the binary's -gencode code= targets (space-separated, e.g.
+// "sm_80 sm_90 sm_100 compute_100", or "sm_100f") and the SASS version of the loaded kernel
+// (cudaFuncAttributes::binaryVersion, 100 = sm_100): "sm_100f code"; "compute_100 PTX compiled by
+// the driver for sm_120" when no target matches but the binary has PTX; "" if binary_version <= 0.
+std::string loaded_code(const std::string& targets, int binary_version);
+// A GPU's name as a file-name word: "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA B300 SXM6 AC" ->
+// "b300", "NVIDIA GB300" -> "gb300", "NVIDIA GeForce RTX 4090" -> "rtx_4090"; "" -> "gpu".
+// Lower-case words without the vendor and brand words, each cut at its first '-', joined by '_'
+// up to the first word with a digit (the model number). plots/bench.sh's gpu_slug is the same
+// rule in bash (tests/checks/check_family.sh compares them).
+std::string gpu_slug(const std::string& name);
 
 // ---------------------------------------------------------------------------------------------
 // GPU timelines (traces.cpp; docs/tracing.md)

@@ -28,8 +28,7 @@ std::string wait_meaning(const std::string& barrier) {
 
 }  // namespace
 
-void print_predict_bounds() {
-  const tcsim::Bounds& b = tcsim::last_bounds();
+void print_predict_bounds(const tcsim::Bounds& b) {
   if (b.kernel_ns <= 0 || b.sms_used == 0) return;
   std::printf("bounds:   %d CTA%s per SM (%s allows %d: %.1f KiB of shared memory per CTA, %.0f KiB per SM); "
               "%d SMs ran CTAs\n",

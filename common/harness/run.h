@@ -3,11 +3,16 @@
 // row both print (output.cpp). Unlike internal.h, these pieces talk to CUDA or print; they are
 // not unit-tested on their own but through the step binaries (tests/steps/run_steps.sh).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/harness/internal.h"
 #include "common/step.h"
+
+namespace tcsim {
+struct Bounds;  // common/sim/sim_api.h
+}
 
 namespace tcg::harness {
 
@@ -15,24 +20,13 @@ namespace tcg::harness {
 // GPUs (gpu.cpp; run_on_gpu in gpu_run.cpp)
 // ---------------------------------------------------------------------------------------------
 
-struct GpuInfo {
-  int index = 0;
-  std::string name;
-  int major = 0, minor = 0, sm_count = 0;
-};
-
-struct GpuSurvey {
-  std::vector<GpuInfo> devices;
-  std::string error;  // why there are no devices, if the runtime said so
-  int capable = -1;   // index into devices of the first one that can run the step
-};
+// GpuInfo, GpuSurvey and the capability rule are pure (internal.h, capability.cpp).
 
 // Never throws: on a machine without a driver or GPU any failure just means "no usable GPU".
 GpuSurvey survey_gpus(Arch arch);
-std::string describe_found(const GpuSurvey& s);  // "NVIDIA B200 (cc 10.0), ..." or why none
-// "needs <what>" and "no <what> here" phrasings of the step's GPU requirement.
-std::string need_long(Arch arch);
-std::string need_short(Arch arch);
+// Asks the driver which code of the step's GPU build it loads on device `device` (made current):
+// loaded_code()'s description, or "" if none loads there (`why` then says what the driver said).
+std::string code_on_device(const GpuCode& code, int device, std::string* why);
 
 // Checked launch, verification against cuBLAS, timing against cuBLAS, report, CSV row.
 // Returns the exit code.
@@ -41,6 +35,13 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
 // The step in the emulator: inputs, launch, CPU reference, verification, --predict, --trace on
 // the model's clock (emulator_run.cpp). Returns the exit code.
 int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch);
+
+// The range of a prediction (predict_range.cpp): `rerun` emulates the launch again; it runs at
+// the fast and at the slow end of every parameter's range; prints the "range:" line.
+struct PredictionRange {
+  double fast_ns = 0, slow_ns = 0, low_tflops = 0, high_tflops = 0;
+};
+PredictionRange predict_range(double flops, const std::function<void()>& rerun);
 
 // ---------------------------------------------------------------------------------------------
 // Report, for both drivers (output.cpp)
@@ -55,6 +56,6 @@ int finish(const StepSpec& spec, const Options& o, const VerifyResult* vr, const
 
 // --predict: what bounds the emulated launch just run on the timing model's clock, from its own
 // accounting (predict_bounds.cpp): CTAs per SM, engines' busy shares, waits per barrier, the pace.
-void print_predict_bounds();
+void print_predict_bounds(const tcsim::Bounds& b);
 
 }  // namespace tcg::harness

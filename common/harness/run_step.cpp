@@ -21,7 +21,7 @@
 namespace tcg {
 
 int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc,
-             char** argv) {
+             char** argv, const GpuCode* gpu_code) {
   using namespace tcg::harness;
   const std::string prog = program_name(spec);
   try {
@@ -46,6 +46,9 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
     if (parsed.options.model_params ||
         (!params_file.empty() && !parsed.options.predict && parsed.options.trace_path.empty())) {
       std::fputs(tcsim::model_parameters_markdown().c_str(), stdout);
+      // The ranges --predict runs at (docs/timing_model.md, "Ranges").
+      std::printf("\nRanges (`--predict` also runs the model with every one at its slow end, then its fast end):\n\n%s",
+                  tcsim::model_ranges_markdown().c_str());
       return 0;
     }
     Options o = parsed.options;
@@ -75,15 +78,21 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       }
     }
 
-    const GpuSurvey gpus = survey_gpus(spec.arch);
-    if (gpus.capable >= 0 && !o.force_sim && gpu_launch != nullptr)
-      return run_on_gpu(spec, o, gpu_launch, gpus.devices[static_cast<size_t>(gpus.capable)]);
+    GpuSurvey gpus = survey_gpus(spec.arch);
+    if (gpus.capable >= 0 && !o.force_sim && gpu_launch != nullptr) {
+      GpuInfo& gpu = gpus.devices[static_cast<size_t>(gpus.capable)];
+      std::string why;
+      if (gpu_code != nullptr) gpu.code = code_on_device(*gpu_code, gpu.index, &why);
+      if (gpu_code == nullptr || !gpu.code.empty()) return run_on_gpu(spec, o, gpu_launch, gpu);
+      gpu.refusal = why;  // the rule said yes, the driver no: refuse like any other GPU
+      gpus.capable = -1;
+    }
 
     std::string found = describe_found(gpus);
     if (gpus.capable >= 0 && gpu_launch == nullptr) found += ", but this binary has no GPU kernel";
     if (o.force_gpu || sim_launch == nullptr) {
-      std::fprintf(stderr, "%s: needs %s; found %s\n", prog.c_str(), need_long(spec.arch).c_str(),
-                   found.c_str());
+      std::fprintf(stderr, "%s%s\n", refusal_line(prog, spec.arch, gpus).c_str(),
+                   gpus.capable >= 0 && gpu_launch == nullptr ? ", but this binary has no GPU kernel" : "");
       return 3;
     }
     if (!o.trace_path.empty() && spec.arch != Arch::kSm100a) {

@@ -302,7 +302,7 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
   int runtime = 0;
   CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
   t.meta["clock"] = "%globaltimer (GPU), measured";
-  t.meta["device"] = strf("%s, %d SMs, compute capability %d.%d", gpu.name.c_str(), gpu.sm_count, gpu.major, gpu.minor);
+  t.meta["device"] = device_description(gpu);
   t.meta["driver"] = driver_description();
   t.meta["cuda_runtime"] = format_version(runtime);
   t.meta["traced_kernel_ms"] = strf("%.4f (the recorded launch of kernel<true>, L2 flushed before it)", traced_ms);

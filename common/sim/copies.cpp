@@ -200,14 +200,16 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   const std::vector<std::pair<uint64_t, uint32_t>> segments = box_segments(m, c.data(), rank);
   check_box_in_allocation(segments, "cp.async.bulk.tensor (a row of the box, read through the tensor map)");
   const std::string by = "the TMA copy issued by " + who(f) + " at " + loc(at);
-  // Timing model: the box is read from global memory once (a multicast delivers it to every
-  // destination at the same time).
+  // Timing model: the box is read from global memory once, and the ISSUING SM's TMA unit pays for
+  // it once: a multicast delivers it to every destination at the same time (H100: rank 0
+  // multicasting every box to 2 or 4 CTAs takes 1.07x the time of loading them for itself alone;
+  // docs/timing_model.md, "Cluster mechanisms").
   double t_done = 0;
   if (timed()) {
     TmaRows rows;
     rows.bytes = bytes;
     rows.segments = segments;
-    t_done = model_copy(*dests.front(), rows);
+    t_done = model_copy(self, rows);
     if (trace_cta(self))
       trace_async(self, "TMA", "TMA " + std::to_string(bytes / 1024) + " KiB", tcg::trace::kCatTma, f.t, t_done);
   }

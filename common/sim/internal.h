@@ -225,6 +225,7 @@ struct Fiber {
   std::vector<uint32_t> unfenced_chunks;
   uint64_t global_stores = 0;               // timing model: this thread's global store instructions so far
   double store_drain = 0;                   // timing model: when its last global store reaches L2
+  double dsmem_drain = 0;                   // timing model: when its last st.shared::cluster to a peer has landed
 };
 
 // A warp-collective (.sync.aligned) instruction in progress.

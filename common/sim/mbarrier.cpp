@@ -141,7 +141,7 @@ namespace {
 // arrive (the timing model waits for the warp's earlier global stores to drain; .release.cta does not).
 void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* what, bool cluster_release) {
   Fiber& f = me();
-  (void)cluster_release;  // RELEASE_MEMBAR_HOOK
+  if (cluster_release && timed()) model_release_membar(f);
   Cta* target = nullptr;
   Mbar& b = mbar_at_cluster(bar, what, &target);
   check_fence_before(what);

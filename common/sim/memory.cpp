@@ -165,6 +165,7 @@ uint32_t ld_shared_cluster(uint32_t addr, SrcLoc at) {
   note_remote_access(*r.cta, "ld.shared::cluster");
   uint32_t v;
   memcpy(&v, r.cta->smem + r.off, 4);
+  if (timed()) model_dsmem_access(me(), *r.cta, 4, /*load=*/true);
   return v;
 }
 
@@ -175,6 +176,7 @@ void st_shared_cluster(uint32_t addr, uint32_t v, SrcLoc at) {
   check_no_mbarrier_in(*r.cta, addr, 4, "st.shared::cluster");
   note_remote_access(*r.cta, "st.shared::cluster");
   memcpy(r.cta->smem + r.off, &v, 4);
+  if (timed()) model_dsmem_access(me(), *r.cta, 4, /*load=*/false);
 }
 
 }  // namespace tcsim

@@ -133,4 +133,14 @@ double model_param(const std::string& name);
 // Back to the built-in B200 table.
 void reset_model_params();
 
+// The range of a prediction (timing_params.cpp, kRanges): every parameter that is an estimate or
+// carried from the H100 with a risk has a low and a high factor with the reason. Bound -1 runs the
+// model with each of them at its end that makes kernels faster, +1 at the end that makes them
+// slower, 0 (the default) at the point values; the factors multiply whatever value the parameter
+// has (the B200 table's or a file's).
+void set_model_bound(int bound);
+int model_bound();
+// The ranges as a Markdown table (parameter, point, low, high, unit, reason), for the docs.
+std::string model_ranges_markdown();
+
 }  // namespace tcsim

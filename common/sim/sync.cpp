@@ -215,6 +215,7 @@ void cluster_arrive(bool release, SrcLoc at) {
               "every arrive must be followed by a wait before the next arrive (PTX ISA §9.7.13.3)");
   check_fence_before(release ? "barrier.cluster.arrive.release" : "barrier.cluster.arrive.relaxed");
   if (release) {
+    if (timed()) model_release_membar(f);  // the GPU-scope membar before a releasing arrive (H100: ~0.3 us)
     publish_inits(/*fence=*/false, /*cluster_release=*/true);
     // Release orders this thread's earlier remote arrivals before the arrive, so they have
     // landed by the time anyone's matching wait returns: complete them now (in issue order).

@@ -66,9 +66,10 @@ const Param kDefaultParams[kNumParams] = {
     {"store buffer of one SM", 2048, "B", "estimate",
      "from the H100 store cases: a thread's last store returns about when its SM's stores have drained (one CTA: span 4.10 us, "
      "drain 4.14 us); 4 warp instructions of 512 B keep the model's spans within 0.3 us of the GPU's; carried unchanged"},
-    {"remote mbarrier arrive", 675, "cycles", "measured",
-     "H100: a cluster-of-2 ping-pong through mapa takes 452 ns per hand-off, 341 ns more than in one CTA (675 cycles at 1.98 GHz); "
-     "carried per SM clock (risk: Blackwell's distributed shared memory path)"},
+    {"remote mbarrier arrive", 75, "cycles", "measured",
+     "H100: a cluster-of-2 ping-pong through mapa with .release.cta arrives takes 149 ns per hand-off, 39 ns more than in one "
+     "CTA (75 cycles at 1.98 GHz; results/micro_h100.csv, 2026-11-26); carried per SM clock (risk: Blackwell's distributed "
+     "shared memory path). The .release.cluster form adds the membar below"},
     {"tcgen05.alloc", 100, "cycles", "estimate", "not published"},
     {"CTA launch", 200, "ns", "estimate", "block scheduler placing a CTA on a free SM; not published"},
     {"mma.sync m16n8k16", 4, "cycles per warp", "estimate",
@@ -99,23 +100,80 @@ const Param kDefaultParams[kNumParams] = {
      "(B200/H100 L2 read bandwidth, as for stores); risk: the same"},
     {"global atomic round trip", 600, "cycles", "estimate",
      "atom.acq_rel.gpu: an L2 round trip plus the release's wait for earlier stores; not published for B200"},
-    {"DSMEM: remote load latency", 200, "cycles", "estimate",
-     "ld.shared::cluster from another SM of the cluster, issue to data; of the order of the remote arrive above; not published for B200"},
-    {"DSMEM: SM-to-SM bandwidth", 32, "B/cycle", "estimate",
-     "what one SM sends to a peer SM of its cluster (st.shared::cluster, bulk copies); not published for B200"},
-    {"DSMEM: bulk copy setup", 150, "cycles", "estimate",
-     "cp.async.bulk shared::cta -> shared::cluster: the fixed part of one copy, as a TMA box's; not published"},
-    {"release membar (.release.cluster arrive)", 0, "cycles", "estimate",
-     "the GPU-scope membar before mbarrier.arrive.release.cluster: beyond waiting for the warp's earlier global stores to "
-     "drain (modelled), a fixed cost; not published"},
+    {"DSMEM: remote load latency", 191, "cycles", "measured",
+     "H100: a dependent chain of ld.shared::cluster.u32 in the peer CTA, 94-99 ns a load (results/micro_h100.csv, "
+     "2026-11-26); own CTA 19 ns; carried per SM clock (risk: not published for B200)"},
+    {"DSMEM: SM-to-SM bandwidth", 21, "B/cycle", "measured",
+     "H100: bulk copies of 8-32 KiB into the peer CTA, 41 GB/s a pair, the same with every SM's pair busy (st.shared::cluster.v4 "
+     "from 4 warps: the same 41 GB/s); carried per SM clock (risk: not published for B200)"},
+    {"DSMEM: bulk copy latency", 80, "cycles", "measured",
+     "H100: a 16-byte cp.async.bulk shared::cta -> shared::cluster bounced between the pair, 151 ns one way, less a hand-off; "
+     "carried per SM clock"},
+    {"release membar (.release.cluster arrive)", 593, "cycles", "measured",
+     "H100: the GPU-scope membar the compiler puts before mbarrier.arrive.release.cluster and barrier.cluster.arrive.release: "
+     "ping-pong .release.cluster less .release.cta, 297 ns a hand-off (results/micro_h100.csv, 2026-11-26), on top of waiting for "
+     "the warp's global stores to drain; carried per SM clock (risk: B200's two-die L2, whose far half is slower to reach: "
+     "chipsandcheese B200 article)"},
+    {"cluster barrier round trip", 96, "cycles", "measured",
+     "H100: barrier.cluster.arrive.relaxed + wait in a cluster of 2, 49 ns each (the release form adds the membar above: 388 ns); "
+     "carried per SM clock"},
 };
+
+// Ranges: the parameters that are estimates or carried from the H100 with a risk, as factors on
+// the point value (low, high) and which end makes kernels faster. Published B200 figures and spec
+// values have none. One table for every step, like the values.
+struct Range {
+  ParamId id;
+  double lo, hi;
+  bool higher_is_faster;  // a rate or a capacity (B/cycle, GB/s, bytes) rather than a cost
+  const char* reason;
+};
+const Range kRanges[] = {
+    {kClockGHz, 1.0, 1.056, true, "derived from the dense BF16 spec; SemiAnalysis's TMA runs saw 1.965 GHz"},
+    {kTmaLatencyNs, 0.7, 1.3, false, "derived; the published small-box latencies scatter 490-1455 ns"},
+    {kTmaSmBytesPerNs, 0.85, 1.15, true, "derived by the H100 split; one SM's published TMA rate varies 101-126 GB/s"},
+    {kTmaBoxCycles, 0.5, 1.2, false,
+     "the H100's split of the published all-in rate; on the H100 the cluster micro's own-load ring ran 260 ns per 32 KiB box "
+     "where the fitted ring takes 385 ns, so the per-box part may be smaller"},
+    {kInstructionCycles, 1.0, 2.0, false, "estimate: one issue per cycle, more with dependencies or contention"},
+    {kWakeCycles, 0.5, 3.0, false, "estimate, not published"},
+    {kTmemLdBytesPerCycle, 0.5, 2.0, true, "estimate, not published"},
+    {kTmemLdLatencyCycles, 0.5, 3.0, false, "estimate, not published"},
+    {kStoreBytesPerCycle, 1.0, 2.0, true,
+     "carried from the H100 per clock; a B200 SM's path to L2 may be wider (its L1 bandwidth is higher: chipsandcheese)"},
+    {kStoreBufferBytes, 0.5, 2.0, true, "estimate from the H100 store cases"},
+    {kRemoteArriveCycles, 0.5, 2.0, false, "carried from the H100; Blackwell's DSMEM path is not published"},
+    {kTmemAllocCycles, 0.5, 10.0, false, "estimate, not published (an SM-wide allocator; could be far dearer)"},
+    {kCtaLaunchNs, 0.5, 3.0, false, "estimate, not published"},
+    {kClcRoundTripNs, 0.5, 2.0, false, "estimate, not published"},
+    {kPartialSectorCost, 0.5, 1.0, false,
+     "measured on the H100 (2x); a B200 may merge a thread's two 16-byte halves of a sector (down to 1x); only a B200 can tell"},
+    {kChipWriteLinesPerNs, 0.8, 2.0, true,
+     "H100 x 1.26 (the L2 read ratio); a B200's write path may scale with its two dies' L2 partitions rather than with "
+     "the read rate measured through TMA; only a B200 can tell (with every SM storing, this path sets the row-per-thread "
+     "epilogue's pace)"},
+    {kChipWriteSectorsPerNs, 0.8, 2.0, true, "as the lines rate above"},
+    {kFenceInitCycles, 0.8, 2.0, false,
+     "carried from the H100 per clock; on the H100 the first cluster barrier after the inits took 1.4x what the model adds up"},
+    {kMbarHandoffCycles, 0.8, 1.5, false, "carried from the H100 per clock"},
+    {kTmaChipRequestsPerNs, 0.8, 1.25, true, "H100 x 1.26 (L2 read ratio); risk: the B200's two-die L2"},
+    {kGlobalAtomicCycles, 0.5, 2.0, false, "estimate, not published"},
+    {kDsmemLatencyCycles, 0.5, 2.0, false, "carried from the H100; not published for B200"},
+    {kDsmemBytesPerCycle, 0.5, 2.0, true, "carried from the H100; not published for B200"},
+    {kDsmemCopyCycles, 0.5, 2.0, false, "carried from the H100; not published for B200"},
+    {kReleaseMembarCycles, 0.7, 2.5, false,
+     "carried from the H100; a GPU-scope membar waits for the L2, split over two dies on the B200 (chipsandcheese)"},
+    {kClusterBarrierCycles, 0.8, 2.0, false, "carried from the H100 per clock"},
+};
+int g_bound = 0;  // set_model_bound
+double g_factor[kNumParams] = {};  // per parameter: 1, or the range's factor at the bound
 
 Param g_params[kNumParams];
 std::vector<std::string> g_param_sources;  // storage for sources read from a file
 bool g_params_ready = false;
 void ensure_params() {
   if (g_params_ready) return;
-  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i];
+  for (int i = 0; i < kNumParams; ++i) g_params[i] = kDefaultParams[i], g_factor[i] = 1.0;
   g_params_ready = true;
 }
 
@@ -125,10 +183,31 @@ namespace detail {
 
 double p(ParamId id) {
   ensure_params();
-  return g_params[id].value;
+  return g_params[id].value * g_factor[id];
 }
 
 }  // namespace detail
+
+void set_model_bound(int bound) {
+  ensure_params();
+  g_bound = bound < 0 ? -1 : bound > 0 ? 1 : 0;
+  for (int i = 0; i < kNumParams; ++i) g_factor[i] = 1.0;
+  if (g_bound != 0)
+    for (const Range& r : kRanges) g_factor[r.id] = (g_bound < 0) == r.higher_is_faster ? r.hi : r.lo;
+}
+int model_bound() { return g_bound; }
+
+std::string model_ranges_markdown() {
+  ensure_params();
+  std::string out = "| parameter | point | low | high | unit | why a range |\n|---|---|---|---|---|---|\n";
+  char v[96];
+  for (const Range& r : kRanges) {
+    const Param& q = g_params[r.id];
+    snprintf(v, sizeof v, "%g | %g | %g", q.value, q.value * r.lo, q.value * r.hi);
+    out += std::string("| ") + q.name + " | " + v + " | " + q.unit + " | " + r.reason + " |\n";
+  }
+  return out;
+}
 
 std::string model_parameters_markdown() {
   std::string out = "| parameter | value | unit | kind | source |\n|---|---|---|---|---|\n";
@@ -187,7 +266,7 @@ std::string load_model_params(const std::string& path) {
       return where + "'" + v + "' is not a non-negative number (parameter '" + name + "')";
     if ((id == kClockGHz || id == kSms || id == kL2BytesPerNs || id == kHbmBytesPerNs || id == kTmaSmBytesPerNs ||
          id == kStoreBytesPerCycle || id == kChipWriteSectorsPerNs || id == kChipWriteLinesPerNs || id == kTmaChipRequestsPerNs || id == kTmemLdBytesPerCycle ||
-         id == kSmemOperandBytesPerCycle || id == kSectorBytes) && value == 0)
+         id == kSmemOperandBytesPerCycle || id == kSectorBytes || id == kDsmemBytesPerCycle) && value == 0)
       return where + "parameter '" + name + "' is a rate or a count and cannot be 0";
     if (kind.size() && kind != "spec" && kind != "measured" && kind != "derived" && kind != "estimate")
       return where + "kind '" + kind + "' is not one of spec, measured, derived, estimate";

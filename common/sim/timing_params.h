@@ -43,6 +43,7 @@ enum ParamId {
   kDsmemBytesPerCycle,
   kDsmemCopyCycles,
   kReleaseMembarCycles,
+  kClusterBarrierCycles,
   kNumParams
 };
 

@@ -15,11 +15,11 @@ import sys
 # Lowest first. A file may call files of lower layers only.
 LAYERS = [
     ["common/trace", "harness/report", "harness/reference"],
-    ["harness/cli", "harness/inputs", "harness/workspace"],
+    ["harness/cli", "harness/inputs", "harness/workspace", "harness/capability"],
     ["harness/verify", "harness/nvfp4"],
     ["harness/output", "harness/predict_bounds"],
     ["harness/gpu"],
-    ["harness/traces"],
+    ["harness/traces", "harness/predict_range"],
     ["harness/gpu_nvfp4", "harness/emulator_run"],
     ["harness/gpu_run"],
     ["harness/run_step"],

@@ -15,6 +15,12 @@
 #     template on bool kTrace, and in every architecture the object holds, the untraced
 #     instantiation (mangled ILb0E) reads no %globaltimer (SR_GLOBALTIMER*) while the traced one
 #     (ILb1E) does: a stamp that survived in the kernel every timed launch runs would show here.
+#   * the GPUs the code loads on: the arch of every cubin in the object (and in the linked ./stepNN
+#     when it exists) must give SASS that each listed compute capability loads: for the tcgen05
+#     steps and probes 10.0 (B200, GB200) and 10.3 (B300, GB300), i.e. the sm_100f family cubin
+#     (an sm_100a cubin loads on 10.0 only); for step 00 8.0, 9.0, 10.0 and 10.3. A cubin for
+#     sm_NNN loads on compute capability N.M of the same major with M >= its minor; sm_NNNa only on
+#     exactly N.N; sm_NNNf on the same major from its minor up (sm_100f: 10.0 and 10.3).
 # This catches what the emulator cannot: a PTX wrapper whose instruction differs from its
 # emulator twin (a missing .cta_group::2, a commit without .multicast, ...) still compiles,
 # and the emulator would never know. cuobjdump/nvdisasm come from the CUDA toolkit or from the
@@ -42,12 +48,30 @@ declare -A expect=(
   [step08]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTMASTG.2D FENCE.VIEW.ASYNC.S DEPBAR.LE STS.128 UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT"
   [step09]="UTCHMMA.2CTA%4 !UTCHMMA\$ UTCBAR.2CTA.MULTICAST !UTCBAR\$ LDTM UTMALDG.2D.2CTA UTMASTG.2D FENCE.VIEW.ASYNC.S DEPBAR.LE STS.128 UTCATOMSWS.2CTA UCGABAR_ARV UCGABAR_WAIT UGETNEXTWORKID.BROADCAST !UGETNEXTWORKID\$ LDS.128"
   # The tcgen05 hardware probes (make build/tests/tcgen05_check; not a step, no trace template).
+  # The TMA probe and the timing model's microbenchmarks (sm_90 and sm_100f; no tcgen05 in them).
+  [tests/tma_check]="UTMALDG.2D UTMALDG.3D UTMASTG.2D FENCE.VIEW.ASYNC.S SYNCS.ARRIVE.TRANS64"
+  [tests/micro]="UTMALDG.2D UTMASTG.2D UBLKCP.S.G UCGABAR_ARV UCGABAR_WAIT"
   [tests/tcgen05_check]="UTCHMMA\$ UTCHMMA.2CTA UTCOMMA.4X UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ UTCBAR.2CTA.MULTICAST LDTM UTCATOMSWS UTCATOMSWS.2CTA UTMALDG.2D.2CTA UCGABAR_ARV UCGABAR_WAIT"
   # step 10: step 07's, plus the split-K reduction: atom.acq_rel.gpu = MEMBAR.ALL.GPU (release) +
   # ATOMG...STRONG.GPU + CCTL.IVALL (acquire: drop stale L1 lines); st.relaxed.gpu = STG.E.STRONG.GPU;
   # the partials' 16-byte st/ld.global.v4 = STG.E.128 / LDG.E.128.
   [step10]="UTCOMMA.4X !UTCHMMA UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ LDTM UTMALDG.2D\$ F2FP.F16.F32.PACK_AB ATOMG.E.ADD.STRONG.GPU MEMBAR.ALL.GPU CCTL.IVALL STG.E.STRONG.GPU LDG.E.128 STG.E.128"
 )
+# The compute capabilities (major*10 + minor) each object's SASS must load on (default: 100 103).
+declare -A loads_on=(
+  [step00]="80 90 100 103"
+  [tests/tma_check]="90 100 103"
+  [tests/micro]="90 100 103"
+)
+# Does a cubin for arch $1 (sm_100, sm_100a, sm_100f) load on compute capability $2 (e.g. 103)?
+cubin_loads() {
+  local num=${1#sm_} suffix=""
+  [[ $num =~ [af]$ ]] && { suffix=${num: -1}; num=${num%?}; }
+  case $suffix in
+    a) [ "$num" -eq "$2" ] ;;
+    *) [ $((num / 10)) -eq $(($2 / 10)) ] && [ "$2" -ge "$num" ] ;;
+  esac
+}
 [ $# -gt 0 ] || set -- $(make --no-print-directory -s list-steps)
 bad=0
 for step in "$@"; do
@@ -57,12 +81,23 @@ for step in "$@"; do
   ops=$(sed -nE 's#^\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P[0-9T] )?([A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*).*#\2#p' <<<"$sass")
   [ -n "$ops" ] || { echo "FAIL $step: no SASS found in $obj"; bad=1; continue; }
   problems=()
+  # The GPUs the code loads on: every cubin's arch, from the object and from the linked binary.
+  archs=$(cuobjdump -elf "$obj" | sed -n 's/^arch = //p' | sort -u | tr '\n' ' '); archs=${archs% }
+  bin=""; [[ $step == step* ]] && [ -x "./$step" ] && bin=./$step
+  if [ -n "$bin" ]; then
+    bin_archs=$(cuobjdump -elf "$bin" | sed -n 's/^arch = //p' | sort -u | tr '\n' ' '); bin_archs=${bin_archs% }
+    [ "$bin_archs" = "$archs" ] || problems+=("$bin holds ${bin_archs:-no cubin}, $obj ${archs:-none} (stale binary?)")
+  fi
+  for cc in ${loads_on[$step]:-100 103}; do
+    ok=0; for a in $archs; do cubin_loads "$a" "$cc" && ok=1; done
+    [ $ok = 1 ] || problems+=("no cubin loads on compute capability $((cc / 10)).$((cc % 10)) (cubins: ${archs:-none})")
+  done
+  summary=("cubins $archs (load on ${loads_on[$step]:-100 103}${bin:+; $bin too});")
   # Local memory: spills and stack arrays.
   nlocal=$(grep -cE '^(LDL|STL)(\.|$)' <<<"$ops")
   [ "$nlocal" -eq 0 ] || problems+=("$nlocal local-memory instructions (LDL/STL)")
   spec=${expect[$step]:-}
   [ -n "$spec" ] || problems+=("no expectations listed for this step in tests/checks/check_sass.sh")
-  summary=()
   for e in $spec; do
     neg=0; mult=1
     [[ $e == !* ]] && { neg=1; e=${e#!}; }

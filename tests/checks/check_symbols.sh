@@ -15,7 +15,7 @@ syms() { nm -C --defined-only "$1" | awk '$2 ~ /^[TWVu]$/ {$1=""; $2=""; sub(/^ 
 bad=0
 for src in "$@"; do
   g++ -std=c++17 -O0 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -x c++ -c "$src" -o "$out/sim.o" || exit 1
-  nvcc -std=c++17 -O0 -Xcompiler -O0 -I. -gencode arch=compute_100a,code=sm_100a -c "$src" -o "$out/gpu.o" || exit 1
+  nvcc -std=c++17 -O0 -Xcompiler -O0 -I. -gencode arch=compute_100f,code=sm_100f -c "$src" -o "$out/gpu.o" || exit 1
   shared=$(comm -12 <(syms "$out/gpu.o") <(syms "$out/sim.o") | grep -E 'tcg::|gpu::|sim::' || true)
   if [ -n "$shared" ]; then
     echo "FAIL: the GPU and emulator builds of $src both define:"; echo "$shared"; bad=1

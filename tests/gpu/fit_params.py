@@ -45,7 +45,19 @@ def main(argv):
     ghz = (max(seen) if seen else float(rows[0]["max_sm_clock_mhz"])) / 1000
     setup = span("setup: 16 mbarrier.init + fence + syncthreads")
     handoff = span("mbarrier ping-pong in a CTA x1000") / 2000
-    remote = span("mbarrier ping-pong across a cluster (mapa) x1000") / 2000 - handoff
+    # Remote arrives: with .release.cta (no membar) a hand-off costs the hop; .release.cluster adds
+    # the GPU-scope membar the compiler puts before it (micro_cluster.cuh, "release" cases).
+    cta_handoff = span("mbarrier ping-pong across a cluster (mapa, release.cta) x1000") / 2000
+    remote = cta_handoff - handoff
+    membar = span("mbarrier ping-pong across a cluster (mapa) x1000") / 2000 - cta_handoff
+    cluster_bar = span("cluster barrier relaxed x1000") / 1000
+    # Distributed shared memory between the two SMs of a cluster: a dependent chain of remote
+    # loads (latency), bulk copies back to back (bytes per ns), a 16-byte copy bounced (one way,
+    # less the hand-off that wakes the receiver).
+    dsmem_lat = span("dsmem ld.u32 chain x1000, peer") / 1000
+    big = ["dsmem bulk copy 8 KiB x64, peer", "dsmem bulk copy 32 KiB x16, peer"]
+    dsmem_rate = sum(float(by[n][0]["bytes"]) / span(n) for n in big) / len(big)
+    dsmem_copy = span("dsmem bulk bounce 16 B x500") / 1000 - handoff
     # TMA, one CTA, 4 stages, 64 stages of 32 KiB: one 32 KiB box or two 16 KiB boxes per stage.
     t32 = span("tma sw128 64x256, 1 CTA, L2") / 64
     t16 = span("tma sw128 64x128 x2, 1 CTA, L2") / 128
@@ -85,7 +97,13 @@ def main(argv):
         ("store: chip L2 write rate, sectors", 1 / per_sector, "measured", "one wave: coalesced less its lines"),
         ("CTA setup: fence.mbarrier_init", setup * ghz, "measured", "16 mbarrier.init + fence + __syncthreads"),
         ("mbarrier hand-off", handoff * ghz, "measured", "ping-pong of two warps"),
-        ("remote mbarrier arrive", remote * ghz, "measured", "cluster-of-2 ping-pong through mapa, less a hand-off"),
+        ("remote mbarrier arrive", remote * ghz, "measured", "cluster-of-2 ping-pong through mapa, .release.cta, less a hand-off"),
+        ("release membar (.release.cluster arrive)", membar * ghz, "measured",
+         "cluster-of-2 ping-pong: .release.cluster less .release.cta arrives"),
+        ("cluster barrier round trip", cluster_bar * ghz, "measured", "barrier.cluster.arrive.relaxed + wait, cluster of 2"),
+        ("DSMEM: remote load latency", dsmem_lat * ghz, "measured", "dependent ld.shared::cluster.u32 chain in the peer CTA"),
+        ("DSMEM: SM-to-SM bandwidth", dsmem_rate / ghz, "measured", "bulk copies of 8 and 32 KiB into the peer, back to back"),
+        ("DSMEM: bulk copy latency", dsmem_copy * ghz, "measured", "16-byte bulk copy bounced between the pair, less a hand-off"),
     ]
     for name, value, kind, how in out:
         print("%s = %.4g ; %s ; %s: %s" % (name, value, kind, src, how))

@@ -1,7 +1,7 @@
 // micro.cu — the timing model's microbenchmarks (`make calibrate`), run on a GPU and in the model.
 //
 // Each kernel is written with the project's own PTX wrappers, so the same source is compiled by
-// nvcc (sm_90 + sm_100a) and by g++ -DTCG_SIM. On a GPU (compute capability >= 9.0) `micro`
+// nvcc (sm_90 + sm_100f) and by g++ -DTCG_SIM. On a GPU (compute capability >= 9.0) `micro`
 // measures every case and appends one row per case to results/micro_<gpu>.csv (GPU, driver,
 // CUDA, clock, date, git revision). `micro --sim [--model-params FILE]` runs the same cases in the
 // emulator's timing model (docs/timing_model.md) and prints the predicted times, so the model can
@@ -40,6 +40,10 @@
 
 #include "../../common/kernel_common.cuh"
 #if !defined(TCG_SIM)
+#include "../../common/harness/internal.h"  // gpu_slug: results/micro_<gpu>.csv
+#ifndef TCG_GPU_CODE  // the Makefile passes the -gencode code= targets, e.g. "sm_90 sm_100f"
+#define TCG_GPU_CODE ""
+#endif
 #include "../../common/sim/sim_api.h"  // micro --sim: the timing model's options and parameters
 #endif
 
@@ -192,7 +196,7 @@ __global__ void setup_kernel(uint64_t* stamps) {
 // Ping-pong: one thread arrives on the other's barrier and waits for the answer, `iters` times.
 // kind 4: lanes 0 of warps 0 and 1 of one CTA; kind 5: thread 0 of each CTA of a cluster of 2,
 // each arriving on the peer's barrier through mapa; kind 6: cluster barriers in a loop.
-__global__ void pingpong_kernel(int kind, int iters, uint64_t* stamps) {
+__global__ void pingpong_kernel(int kind, int iters, int mode, uint64_t* stamps) {
   const uint64_t t0 = globaltimer();
   const uint32_t base = smem_addr(aligned_smem_base());
   if (threadIdx.x == 0) {
@@ -202,20 +206,21 @@ __global__ void pingpong_kernel(int kind, int iters, uint64_t* stamps) {
   }
   __syncthreads();
   if (kind == 6) {
-    for (int i = 0; i < iters; ++i) cluster_sync();
+    for (int i = 0; i < iters; ++i) {
+      if (mode == 1) cluster_arrive_relaxed();  // no release: the barrier without its fence
+      else cluster_arrive_release();
+      cluster_wait();
+    }
   } else if (kind == 5) {
     cluster_sync();  // both CTAs' barriers initialised
     const uint32_t rank = cluster_ctarank();
     if (threadIdx.x == 0) {
       const uint32_t peer_bar = mapa_shared_cluster(base, rank ^ 1u);
       for (int i = 0; i < iters; ++i) {
-        if (rank == 0) {
-          mbarrier_arrive_cluster(peer_bar);
-          mbarrier_wait_parity(base, uint32_t(i & 1));
-        } else {
-          mbarrier_wait_parity(base, uint32_t(i & 1));
-          mbarrier_arrive_cluster(peer_bar);
-        }
+        if (rank == 1) mbarrier_wait_parity(base, uint32_t(i & 1));
+        if (mode == 1) mbarrier_arrive_cluster_cta_scope(peer_bar);  // no GPU-scope membar
+        else mbarrier_arrive_cluster(peer_bar);
+        if (rank == 0) mbarrier_wait_parity(base, uint32_t(i & 1));
       }
     }
     cluster_sync();  // neither CTA exits while the other may still arrive on it
@@ -237,6 +242,8 @@ __global__ void pingpong_kernel(int kind, int iters, uint64_t* stamps) {
     stamps[2 * blockIdx.x + 1] = globaltimer();
   }
 }
+
+#include "micro_cluster.cuh"  // kinds 8-11: multicast, DSMEM, launch skew, release before a remote arrive
 
 // ------------------------------------------------------------------------------------- launching
 void* device_alloc(size_t bytes) {
@@ -285,6 +292,7 @@ struct Buffers {
   uint64_t* stamps = nullptr;
   CUtensorMap map_a{}, map_b{}, map_c{};
   RingArgs ring{};
+  ClusterArgs cl{};
   LaunchDims dims;
 };
 
@@ -321,6 +329,26 @@ void prepare(const MicroCase& mc, int sms, Buffers& buf) {
       r.staging_bytes = 64 * 32 * 2;
     }
     buf.dims.smem_bytes = uint32_t(mc.stages) * r.stage_bytes + r.staging_bytes + 16 * uint32_t(mc.stages) + 8 + kSmemAlignSlack;
+  } else if (mc.kind >= 8) {  // micro_cluster.cuh
+    ClusterArgs& ca = buf.cl;
+    ca.mc = mc;
+    ca.stamps = buf.stamps;
+    buf.dims.cluster = dim3(uint32_t(std::max(mc.cluster, 1)));
+    buf.dims.block = dim3(mc.kind == 8 ? 64 : 128);
+    buf.dims.smem_bytes = 256 + kSmemAlignSlack;
+    if (mc.kind == 8) {
+      buf.a = device_alloc(size_t(mc.a_rows) * mc.a_cols * 2);
+      buf.map_a = make_tensor_map(bf16_map(buf.a, mc.a_rows, mc.a_cols, mc.a_bw, mc.a_bh));
+      ca.box_bytes = uint32_t(mc.a_bw * mc.a_bh * 2);
+      buf.dims.smem_bytes = uint32_t(mc.stages) * ca.box_bytes + 16 * uint32_t(mc.stages) + kSmemAlignSlack;
+    } else if (mc.kind == 9) {
+      buf.c = device_alloc(64);
+      ca.sink = static_cast<uint32_t*>(buf.c);
+      buf.dims.smem_bytes = 2 * 65536 + 16 + kSmemAlignSlack;
+    } else if (mc.kind == 11) {
+      buf.c = device_alloc(size_t(4096) * 4096 * 2);
+      ca.c = static_cast<__nv_bfloat16*>(buf.c);
+    }
   } else {
     buf.dims.block = dim3(mc.kind == 2 ? 128 : 64);
     buf.dims.smem_bytes = 256 + kSmemAlignSlack;
@@ -346,7 +374,11 @@ void launch_case(const MicroCase& mc, Buffers& buf, bool empty) {
     case 1:
     case 7: launch_kernel(ring_kernel, buf.dims, nullptr, buf.map_a, buf.map_b, buf.map_c, buf.ring); break;
     case 3: launch_kernel(setup_kernel, buf.dims, nullptr, buf.stamps); break;
-    default: launch_kernel(pingpong_kernel, buf.dims, nullptr, mc.kind, mc.k_tiles, buf.stamps); break;
+    case 8: launch_kernel(mcast_kernel, buf.dims, nullptr, buf.map_a, buf.cl); break;
+    case 9: launch_kernel(dsmem_bench_kernel, buf.dims, nullptr, buf.cl); break;
+    case 10: launch_kernel(skew_kernel, buf.dims, nullptr, buf.stamps); break;
+    case 11: launch_kernel(release_kernel, buf.dims, nullptr, buf.cl); break;
+    default: launch_kernel(pingpong_kernel, buf.dims, nullptr, mc.kind, mc.k_tiles, mc.mode, buf.stamps); break;
   }
 }
 
@@ -354,6 +386,26 @@ void release(Buffers& buf) {
   for (void* p : {buf.a, buf.b, buf.c, static_cast<void*>(buf.stamps)})
     if (p) device_free(p);
   buf = Buffers{};
+}
+
+// The span a case reports from its stamps (start, end per CTA; us): the mean over the CTAs it
+// measures (span_of 0: all; 1 + r: those of rank r), or with span_of 100 the mean over clusters of
+// the spread of their CTAs' start times.
+double case_span(const MicroCase& mc, const uint64_t* st, int grid) {
+  const int cs = std::max(mc.cluster, 1);
+  double sum = 0;
+  int n = 0;
+  if (mc.span_of == 100) {
+    for (int c0 = 0; c0 + cs <= grid; c0 += cs, ++n) {
+      uint64_t lo = st[2 * c0], hi = st[2 * c0];
+      for (int i = c0; i < c0 + cs; ++i) lo = std::min(lo, st[2 * i]), hi = std::max(hi, st[2 * i]);
+      sum += double(hi - lo) / 1000.0;
+    }
+  } else {
+    for (int i = 0; i < grid; ++i)
+      if (mc.span_of == 0 || i % cs == mc.span_of - 1) sum += double(st[2 * i + 1] - st[2 * i]) / 1000.0, ++n;
+  }
+  return n ? sum / n : 0.0;
 }
 
 // Runs one case; returns {time above the empty launch (us), mean CTA span (us, GPU only)}.
@@ -366,9 +418,7 @@ std::pair<double, double> run_case(const MicroCase& mc, int sms) {
   const double empty_ns = ::tcsim::last_stats().model_ns;
   launch_case(mc, buf, false);
   const double ns = ::tcsim::last_stats().model_ns;
-  double span = 0;  // globaltimer reads the model's clock here
-  if (mc.kind != 2)
-    for (int i = 0; i < grid; ++i) span += double(buf.stamps[2 * i + 1] - buf.stamps[2 * i]) / 1000.0 / grid;
+  const double span = mc.kind != 2 ? case_span(mc, buf.stamps, grid) : 0.0;  // globaltimer reads the model's clock here
   release(buf);
   return {(ns - empty_ns) / 1000.0, span};
 #else
@@ -395,8 +445,13 @@ std::pair<double, double> run_case(const MicroCase& mc, int sms) {
   double span = 0;
   if (mc.kind != 2) {
     CUDA_CHECK(cudaMemcpy(st.data(), buf.stamps, st.size() * 8, cudaMemcpyDeviceToHost));
-    for (int i = 0; i < grid; ++i) span += double(st[2 * i + 1] - st[2 * i]) / 1000.0;
-    span /= grid;
+    span = case_span(mc, st.data(), grid);
+    if (std::getenv("MICRO_DUMP_STAMPS")) {  // per CTA: start and end, ns after the earliest start
+      uint64_t lo = st[0];
+      for (int i = 0; i < grid; ++i) lo = std::min(lo, st[2 * i]);
+      for (int i = 0; i < grid && i < 8; ++i)
+        std::printf("  CTA %d: start %llu end %llu\n", i, (unsigned long long)(st[2 * i] - lo), (unsigned long long)(st[2 * i + 1] - lo));
+    }
   }
   CUDA_CHECK(cudaEventDestroy(e0));
   CUDA_CHECK(cudaEventDestroy(e1));
@@ -483,6 +538,13 @@ int main(int argc, char** argv) {
     std::printf("micro: needs a GPU of compute capability >= 9.0 (TMA); none found (micro --sim runs the model)\n");
     return 3;
   }
+  // A GPU of 9.0 or later may still load none of this binary's code (sm_90, sm_100f): 12.x, 11.0.
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, gpu::empty_kernel) != cudaSuccess) {
+    std::printf("micro: none of this binary's code (" TCG_GPU_CODE ") loads on %s (cc %d.%d)\n", prop.name, prop.major,
+                prop.minor);
+    return 3;
+  }
   const int sms = prop.multiProcessorCount;
   std::string gpu = prop.name;
   for (char& ch : gpu)
@@ -497,9 +559,7 @@ int main(int argc, char** argv) {
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   if (csv.empty()) {
-    std::string slug;
-    for (char ch : gpu) slug += std::isalnum(static_cast<unsigned char>(ch)) ? char(std::tolower(ch)) : '_';
-    csv = "results/micro_" + std::string(gpu.find("H100") != std::string::npos ? "h100" : gpu.find("H200") != std::string::npos ? "h200" : slug) + ".csv";
+    csv = "results/micro_" + tcg::harness::gpu_slug(gpu) + ".csv";  // h100, b200, b300, ...
   }
   FILE* out = std::fopen(csv.c_str(), "a");
   if (!out) return usage(("cannot open '" + csv + "' for appending").c_str());

@@ -9,7 +9,8 @@
 struct MicroCase {
   const char* name;
   int kind;         // 0 store, 1 ring, 2 empty, 3 setup, 4 ping-pong local, 5 ping-pong cluster, 6 cluster barriers,
-                    // 7 ring + TMA stores
+                    // 7 ring + TMA stores, 8 TMA multicast, 9 distributed shared memory, 10 cluster launch skew,
+                    // 11 release before a remote arrive
   int grid;         // CTAs; -1: one per SM
   int pattern;      // stores: 1 row per thread, 2 coalesced (kind 0, and the ring's epilogue); 0 none
   int stages;       // ring
@@ -20,6 +21,12 @@ struct MicroCase {
   int b_rows;
   int tiles_m;              // ring: CTA c works on tile (c % tiles_m, c / tiles_m)
   int tma_stores = 0;       // kind 7 (ring + TMA stores): 64 x 32 boxes stored by warp 2
+  // Cluster cases (kinds 8-11, micro_cluster.cuh): CTAs per cluster (0: no cluster), what the
+  // kernel does (per kind), and which CTAs' span the row reports (0: all; 1 + r: rank r only;
+  // 100: the spread of the CTAs' start times within a cluster, averaged over clusters).
+  int cluster = 0;
+  int mode = 0;
+  int span_of = 0;
 };
 
 #if !defined(TCG_SIM)
@@ -76,6 +83,9 @@ inline const std::vector<MicroCase>& cases() {
       {"mbarrier ping-pong in a CTA x1000", 4, 1, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"mbarrier ping-pong across a cluster (mapa) x1000", 5, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"cluster barrier x1000", 6, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+      // the same without the release: the remote arrive at CTA scope, the cluster barrier relaxed
+      {"mbarrier ping-pong across a cluster (mapa, release.cta) x1000", 5, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0},
+      {"cluster barrier relaxed x1000", 6, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0},
       // TMA loads and TMA stores on one SM (kind 7; the last field: 4 KiB stores): if loads + stores
       // take the sum of loads and stores, the stores hold the TMA unit; their max, they do not
       {"tma mix: loads 64x128 x2, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 2048, 0, 16, 0},
@@ -89,6 +99,48 @@ inline const std::vector<MicroCase>& cases() {
       {"tma mix: step-08 k-loop + 16 stores, 1 CTA", 7, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 16},
       {"tma mix: step-08 k-loop, all SMs", 7, -1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 0},
       {"tma mix: step-08 k-loop + 16 stores, all SMs", 7, -1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 4096, 4096, 4096, 32, 16},
+      // TMA multicast (kind 8; the last three fields: cluster, mode, span_of): 4 stages, one box
+      // each, 64 stages; mode 0 own loads, 1 turns + multicast to all, 2 rank 0 multicasts all
+      {"mcast 64x256 sw128, cluster 1, own loads, 1 CTA", 8, 1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 1, 0, 0},
+      {"mcast 64x256 sw128, cluster 2, rank 0 issues all, 1 cluster", 8, 2, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 2, 0},
+      {"mcast 64x256 sw128, cluster 4, rank 0 issues all, 1 cluster", 8, 4, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 2, 0},
+      {"mcast 64x256 sw128, cluster 4, rank 0 issues all, 1 cluster: rank 3 span", 8, 4, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 2, 4},
+      {"mcast 64x256 sw128, cluster 2, turns, 1 cluster", 8, 2, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 1, 0},
+      {"mcast 64x256 sw128, cluster 4, turns, 1 cluster", 8, 4, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 1, 0},
+      {"mcast 64x256 sw128, cluster 2, own loads, all SMs", 8, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 0, 0},
+      {"mcast 64x256 sw128, cluster 2, turns, all SMs", 8, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 1, 0},
+      {"mcast 64x256 sw128, cluster 4, turns, all SMs", 8, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 1, 0},
+      {"mcast 8x256 16B rows, cluster 2, own loads, all SMs", 8, -1, 0, 4, 64, 8, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 0, 0},
+      {"mcast 8x256 16B rows, cluster 2, turns, all SMs", 8, -1, 0, 4, 64, 8, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 1, 0},
+      {"mcast 8x256 16B rows, cluster 4, turns, all SMs", 8, -1, 0, 4, 64, 8, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 1, 0},
+      // distributed shared memory (kind 9; k_tiles: iterations, a_bw: bytes per copy): mode 0
+      // ld.u32 chain (latency), 1 st.v4 / 2 ld.v4 by 128 threads, 3 bulk copies, 4 bulk bounce
+      {"dsmem ld.u32 chain x1000, own CTA", 9, 1, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1},
+      {"dsmem ld.u32 chain x1000, peer", 9, 2, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1},
+      {"dsmem st.v4 x128 threads x256, peer", 9, 2, 0, 0, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1},
+      {"dsmem ld.v4 x128 threads x256, peer", 9, 2, 0, 0, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 1},
+      {"dsmem st.v4 x128 threads x256, own CTA", 9, 1, 0, 0, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1},
+      {"dsmem st.v4 x128 threads x256, peer, all SMs", 9, -1, 0, 0, 256, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1},
+      {"dsmem bulk copy 1 KiB x256, peer", 9, 2, 0, 0, 256, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 2},
+      {"dsmem bulk copy 8 KiB x64, peer", 9, 2, 0, 0, 64, 8192, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 2},
+      {"dsmem bulk copy 32 KiB x16, peer", 9, 2, 0, 0, 16, 32768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 2},
+      {"dsmem bulk copy 32 KiB x16, peer, all SMs", 9, -1, 0, 0, 16, 32768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 2},
+      {"dsmem bulk bounce 16 B x500", 9, 2, 0, 0, 500, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 4, 1},
+      {"dsmem bulk bounce 4 KiB x500", 9, 2, 0, 0, 500, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 4, 1},
+      // cluster launch skew (kind 10): CTA start to its first cluster barrier, and the starts' spread
+      {"skew cluster 1: start to first barrier, all SMs", 10, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0},
+      {"skew cluster 2: start to first cluster barrier, all SMs", 10, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0},
+      {"skew cluster 4: start to first cluster barrier, all SMs", 10, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0},
+      {"skew cluster 2: start spread in a cluster, all SMs", 10, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 100},
+      {"skew cluster 4: start spread in a cluster, all SMs", 10, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 100},
+      // the release before a remote arrive (kind 11): 128 x 256 row-per-thread tile, then lane 0 of
+      // each warp arrives on rank 0; mode 0 .release.cluster, 1 .release.cta, 2/3 the same without stores
+      {"release: tile + arrive.release.cluster, cluster 2", 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1},
+      {"release: tile + arrive.release.cta, cluster 2", 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1},
+      {"release: arrive.release.cluster only, cluster 2", 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 1},
+      {"release: arrive.release.cta only, cluster 2", 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 1},
+      {"release: tile + arrive.release.cluster, cluster 2, all SMs", 11, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1},
+      {"release: tile + arrive.release.cta, cluster 2, all SMs", 11, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1},
   };
   return v;
 }
@@ -97,6 +149,10 @@ inline const std::vector<MicroCase>& cases() {
 inline double case_bytes(const MicroCase& mc, int sms) {
   const int grid = mc.grid < 0 ? sms : mc.grid;
   if (mc.kind == 0) return double(grid) * 128 * 256 * 2;
+  if (mc.kind == 8) return double(grid) * mc.k_tiles * mc.a_bw * mc.a_bh * 2;  // bytes landed, all CTAs
+  const double senders = mc.cluster > 1 ? grid / 2 : grid;  // kind 9: rank 0 of each pair sends (or reads)
+  if (mc.kind == 9 && (mc.mode == 1 || mc.mode == 2)) return senders * mc.k_tiles * 128 * 16;
+  if (mc.kind == 9 && mc.mode == 3) return senders * mc.k_tiles * mc.a_bw;
   if (mc.kind == 1 || mc.kind == 7) {
     const double a = mc.a_bw ? double(mc.a_bw) * mc.a_bh * 2 : double(mc.a_bh) * 128;
     return double(grid) * (mc.k_tiles * (mc.a_boxes * a + mc.b_boxes * double(mc.b_bw) * mc.b_bh * 2) + mc.tma_stores * 4096.0);

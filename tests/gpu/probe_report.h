@@ -17,29 +17,26 @@
 #ifndef TCG_GIT_REV  // the Makefile passes the revision (git rev-parse, "-dirty" if modified)
 #define TCG_GIT_REV "unknown"
 #endif
+#ifndef TCG_GPU_CODE  // the Makefile passes the -gencode code= targets, e.g. "sm_90 sm_100f"
+#define TCG_GPU_CODE ""
+#endif
 
 namespace probe {
 
-// "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA B200" -> "b200", "NVIDIA GeForce RTX 4090" ->
-// "rtx_4090": as plots/bench.sh's gpu_slug names results/<gpu>.csv — lower-case words without
-// the vendor/brand words, each cut at its first '-', joined by '_' up to the first with a digit.
-inline std::string gpu_slug(const std::string& name) {
-  std::string slug, word;
-  for (char ch : name + " ") {
-    if (!std::isspace(static_cast<unsigned char>(ch))) {
-      word += char(std::tolower(static_cast<unsigned char>(ch)));
-      continue;
-    }
-    if (word == "nvidia" || word == "geforce" || word == "tesla" || word == "quadro") word.clear();
-    std::string w;
-    for (char c : word.substr(0, word.find('-')))
-      if (std::isalnum(static_cast<unsigned char>(c))) w += c;
-    word.clear();
-    if (w.empty()) continue;
-    slug += (slug.empty() ? "" : "_") + w;
-    if (w.find_first_of("0123456789") != std::string::npos) break;  // the model number: done
+// "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA B300 SXM6 AC" -> "b300": the harness's rule
+// (common/harness/capability.cpp), which plots/bench.sh's results/<gpu>.csv follows too.
+using tcg::harness::gpu_slug;
+
+// What the driver loads of this program's code for `kernel` on the current device, e.g. "sm_100f
+// code"; "" if none of it loads there (the program then says so instead of failing a launch).
+template <class Kernel>
+std::string loaded_code_of(Kernel kernel) {
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "";
   }
-  return slug.empty() ? "gpu" : slug;
+  return tcg::harness::loaded_code(TCG_GPU_CODE, attr.binaryVersion);
 }
 
 class Report {

@@ -1,6 +1,6 @@
 // tcgen05_check.cu — does the emulator's tcgen05 do what a B200 does, instruction by instruction?
 //
-// Three probe kernels, compiled twice like the steps (nvcc for sm_100a, g++ -DTCG_SIM for the
+// Three probe kernels, compiled twice like the steps (nvcc for sm_100f, g++ -DTCG_SIM for the
 // emulator):
 //  * mma_probe runs one case of tests/gpu/probe_cases.cpp: thread 0 loads a shared-memory image
 //    with cp.async.bulk, issues the case's tcgen05.mma (kind::f16, kind::mxf4nvf4.block16),
@@ -12,8 +12,9 @@
 //    dealloc), hold it for a while and record the SM, the address and %globaltimer; the addresses
 //    cannot be compared across the two (the emulator's allocator is seeded), so both must pass the
 //    same checks: in range, aligned, disjoint between CTAs holding TMEM on one SM at one time.
-// The probes need compute capability 10.0 (sm_100a). On any other GPU the program says which
-// families it skipped and why, and exits 0. Exit: 0 every case it ran matched (experiments only
+// The probes need compute capability 10.0 or 10.3 (built for sm_100f; the steps' capability rule,
+// common/harness/capability.cpp). On any other GPU the program says which families it skipped and
+// why, and exits 0. Exit: 0 every case it ran matched (experiments only
 // recorded), 1 a mismatch or an error, 2 bad arguments, 3 no GPU at all. Rows go to
 // results/gpu_check_<gpu>.csv. `tcgen05_check --emulator-as-gpu` runs the whole program with the
 // emulator standing in for the GPU (a test of this program; tests/run_all.sh runs it).
@@ -429,10 +430,15 @@ int main(int argc, char** argv) {
   const GpuSide& gpu_side = stand_in ? kEmulatorAsGpu : kRealGpu;
   const uint32_t hold_iters = stand_in ? 20 : 2000;
   probe::Report report(prop);
-  std::printf("tcgen05_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
-  if (!(prop.major == 10 && prop.minor == 0)) {
-    const std::string why = "needs compute capability 10.0 (sm_100a: B200, GB200); this GPU is cc " +
-                            std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  // The datacenter Blackwell family (10.0, 10.3: the capability rule of the steps), and code of
+  // this binary the driver loads there.
+  std::string why = tcg::harness::capability_refusal(tcg::Arch::kSm100f, prop.major, prop.minor);
+  const std::string code = stand_in ? "the emulator" : why.empty() ? probe::loaded_code_of(gpu::alloc_probe) : "";
+  if (why.empty() && code.empty()) why = "none of this binary's code (" TCG_GPU_CODE ") loads on this GPU";
+  std::printf("tcgen05_check: %s (cc %d.%d%s%s) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor,
+              code.empty() ? "" : ", ", code.c_str());
+  if (!why.empty()) {
+    why += " (the probes need compute capability 10.0 or 10.3: B200, GB200, B300, GB300)";
     for (const char* f : kFamilies) {
       std::printf("skipped  %s: %s\n", f, why.c_str());
       report.add(f, "", "", "skipped", why);

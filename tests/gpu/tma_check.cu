@@ -290,7 +290,14 @@ int main(int argc, char** argv) {
     std::printf("tma_check: needs a GPU of compute capability >= 9.0 (TMA); none found\n");
     return 3;
   }
-  std::printf("tma_check: %s (cc %d.%d) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor);
+  const std::string code = probe::loaded_code_of(gpu::tma_probe);
+  if (code.empty()) {
+    std::printf("tma_check: none of this binary's code (" TCG_GPU_CODE ") loads on %s (cc %d.%d)\n", prop.name,
+                prop.major, prop.minor);
+    return 3;
+  }
+  std::printf("tma_check: %s (cc %d.%d, %s) against the tcgen05 emulator\n", prop.name, prop.major, prop.minor,
+              code.c_str());
   if (only >= 0) return check_stores(only, nullptr) ? 1 : 0;
   probe::Report report(prop);
   const char* kTma = "cp.async.bulk.tensor.{2,3}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";

@@ -3,7 +3,8 @@
 # the step binaries (built by `make all`; no GPU needed):
 #   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-10 (07, 10: NVFP4, K must be a
 #     multiple of 64, which 512 is) exits 0 within the time limit and prints exactly one line
-#     "predicted B200: X TFLOPS ..." with X > 0;
+#     "predicted B200: X TFLOPS ..." with X > 0, and one "range: B200 LO - HI TFLOPS" line with
+#     LO <= X <= HI;
 #   * `./step04 --sim --m 384 --n 320 --k 448 --trace FILE` (partial tiles in M and N, a K tail)
 #     exits 0, says it wrote the file, and tests/checks/check_trace.py accepts it;
 #   * a --trace path that cannot be written (/nonexistent/dir/t.json) gives exit code 2 and a
@@ -48,7 +49,18 @@ for n in 01 02 03 04 05 06 07 08 09 10; do
     bad "$what: predicted $tflops TFLOPS, expected a positive number" "$out"
     continue
   fi
-  ok "$what: $tflops TFLOPS"
+  # The range (docs/timing_model.md, "Ranges"): one "range:" line, low <= point <= high.
+  rline=$(grep -E '^range: +B200 [0-9.]+ - [0-9.]+ TFLOPS' <<<"$out")
+  if [ "$(grep -c '^range:' <<<"$out")" != 1 ] || [ -z "$rline" ]; then
+    bad "$what: expected exactly one 'range: B200 LOW - HIGH TFLOPS' line" "$out"
+    continue
+  fi
+  read -r lo hi < <(sed -E 's/^range: +B200 ([0-9.]+) - ([0-9.]+) TFLOPS.*/\1 \2/' <<<"$rline")
+  if ! awk -v l="$lo" -v p="$tflops" -v h="$hi" 'BEGIN { exit !(l + 0 > 0 && l <= p + 0.05 && p <= h + 0.05) }'; then
+    bad "$what: range $lo - $hi does not hold the point $tflops" "$out"
+    continue
+  fi
+  ok "$what: $tflops TFLOPS, range $lo - $hi"
 done
 
 # ---------------------------------------------------------------- --trace in the emulator

@@ -10,7 +10,7 @@
 namespace harness_test {
 
 // Step 01 as far as the parser cares (its messages say "step01: ...").
-inline const tcg::StepSpec kSpec = {1, "test_step", "a step for the tests", tcg::Arch::kSm100a, 8};
+inline const tcg::StepSpec kSpec = {1, "test_step", "a step for the tests", tcg::Arch::kSm100f, 8};
 
 inline tcg::harness::ParseResult parse(const std::vector<std::string>& args) {
   return tcg::harness::parse_args(kSpec, args);

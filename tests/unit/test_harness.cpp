@@ -230,7 +230,7 @@ TEST_CASE("parse_args: K must be a multiple of spec.k_multiple") {
         "step01: --k=12: K must be a multiple of 8 (TMA row pitch must be a multiple of 16 bytes)");
   CHECK(parse({"--k", "24"}).error.empty());
 
-  const StepSpec wide = {5, "wide", "K in blocks of 64", Arch::kSm100a, 64};
+  const StepSpec wide = {5, "wide", "K in blocks of 64", Arch::kSm100f, 64};
   const ParseResult w = parse_args(wide, {"--k=96"});
   CHECK(contains(w.error, "step05: --k=96: K must be a multiple of 64"));
 }

@@ -15,7 +15,7 @@ using namespace tcg::harness;
 
 namespace {
 
-const StepSpec kFp4Spec = {7, "nvfp4_test", "an NVFP4 step for the tests", Arch::kSm100a, 64,
+const StepSpec kFp4Spec = {7, "nvfp4_test", "an NVFP4 step for the tests", Arch::kSm100f, 64,
                            Operands::kNVFP4};
 
 bool contains(const std::string& haystack, const std::string& needle) {
@@ -195,10 +195,10 @@ TEST_CASE("NVFP4 steps: K must be a multiple of 64, and the error says why") {
   CHECK(r.error.find('\n') == std::string::npos);
   CHECK(parse_args(kFp4Spec, {"--k=192"}).error.empty());
   // Even a step that declared a smaller multiple gets the NVFP4 rule.
-  const StepSpec loose = {7, "x", "y", Arch::kSm100a, 16, Operands::kNVFP4};
+  const StepSpec loose = {7, "x", "y", Arch::kSm100f, 16, Operands::kNVFP4};
   CHECK(contains(parse_args(loose, {"--k=32"}).error, "for NVFP4"));
   // BF16 steps are unaffected.
-  const StepSpec bf16 = {1, "x", "y", Arch::kSm100a, 8};
+  const StepSpec bf16 = {1, "x", "y", Arch::kSm100f, 8};
   CHECK(parse_args(bf16, {"--k=96"}).error.empty());
 }
 
@@ -217,5 +217,5 @@ TEST_CASE("NVFP4 steps: the usage text describes the operands and the K rule") {
   CHECK(contains(u, "cuBLASLt"));
   CHECK(contains(u, "K <= 65536"));
   CHECK_FALSE(contains(u, "BF16"));
-  CHECK_FALSE(contains(usage({1, "x", "y", Arch::kSm100a, 8}), "NVFP4"));
+  CHECK_FALSE(contains(usage({1, "x", "y", Arch::kSm100f, 8}), "NVFP4"));
 }

@@ -21,7 +21,7 @@ using namespace tcg::harness;
 
 namespace {
 
-const StepSpec kSpec = {7, "fake_nvfp4", "a CPU stand-in for the NVFP4 kernel", Arch::kSm100a, 64,
+const StepSpec kSpec = {7, "fake_nvfp4", "a CPU stand-in for the NVFP4 kernel", Arch::kSm100f, 64,
                         Operands::kNVFP4};
 
 bool contains(const std::string& haystack, const std::string& needle) {

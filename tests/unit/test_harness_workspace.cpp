@@ -38,7 +38,7 @@ Options shape(int64_t m, int64_t n, int64_t k) {
 }  // namespace
 
 TEST_CASE("workspace: a step without one gets none; a step's size is its function's, for the SM count given") {
-  StepSpec plain{10, "x", "x", Arch::kSm100a, 64, Operands::kNVFP4};
+  StepSpec plain{10, "x", "x", Arch::kSm100f, 64, Operands::kNVFP4};
   CHECK(workspace_for(plain, shape(128, 256, 512), 148).bytes == 0);
   StepSpec split = plain;
   split.workspace = &split_ws;
@@ -48,7 +48,7 @@ TEST_CASE("workspace: a step without one gets none; a step's size is its functio
 }
 
 TEST_CASE("workspace: a size past the bound, or counters larger than the whole, is a bug in the step") {
-  StepSpec s{10, "x", "x", Arch::kSm100a, 64, Operands::kNVFP4, &huge_ws};
+  StepSpec s{10, "x", "x", Arch::kSm100f, 64, Operands::kNVFP4, &huge_ws};
   CHECK_THROWS_AS(workspace_for(s, shape(1, 1, 64), 148), std::logic_error);
   s.workspace = &bad_counters_ws;
   CHECK_THROWS_AS(workspace_for(s, shape(1, 1, 64), 148), std::logic_error);

@@ -273,7 +273,7 @@ TEST_CASE("first_bitwise_difference: the first element whose bits differ, as C[r
 }
 
 TEST_CASE("write_trace: one finishing path for both clocks, with its exit codes") {
-  const StepSpec spec{4, "test_step", "a step for the tests", Arch::kSm100a, 8};
+  const StepSpec spec{4, "test_step", "a step for the tests", Arch::kSm100f, 8};
   harness::Options o;
   o.m = 256;
   o.n = 128;

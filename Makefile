@@ -210,7 +210,7 @@ calibrate: $(BUILD)/tests/micro
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)
-# predict: no GPU needed: the emulator's B200 timing model for steps 01-10, rewrites
+# predict: no GPU needed: the emulator's B200 timing model for steps 01-12, rewrites
 #          results/model_b200.csv, then docs/performance.md (plots/predict.sh)
 # plots:   the charts from the committed CSVs (+ model traces when the binaries can make them):
 #          docs/img/progression*.png, docs/img/timeline_stepNN.png; PLOTS_OUT=DIR writes elsewhere
@@ -223,6 +223,13 @@ predict: all
 
 plots: all
 	@bash plots/make_plots.sh --out $(PLOTS_OUT) $(PLOTS_ARGS)
+
+# docs-quotes: reruns every output, diff and table the pages quote and updates the line numbers
+#          they cite (tests/checks/docs_quotes.py; tests/README.md, "Quoted outputs"); make test
+#          fails while a page differs. Run it after changing a step and after every merge.
+.PHONY: docs-quotes
+docs-quotes: all $(COMMON_OBJS)
+	@python3 tests/checks/docs_quotes.py --write
 
 # readme:  the README's table of measured results from the newest rows of results/<gpu>.csv
 readme:

@@ -1,6 +1,6 @@
 // nvfp4_layout.h — where the bytes of an NVFP4 operand live in global memory (common/step.h,
 // Nvfp4Operands): the packed E2M1 data and the UE4M3 block scales in the 128x4 "blocked" layout
-// that cuBLASLt and CUTLASS use (facts §11.3). One definition, constexpr __host__ __device__, for
+// that cuBLASLt and CUTLASS use (CUTLASS cutlass/detail/sm100_blockscaled_layout.hpp; cuBLAS's block scaling factors layout). One definition, constexpr __host__ __device__, for
 // the kernel (TMA box offsets), the harness (quantizer, reference), the emulator's tests and the
 // pictures, so that none of them can drift from the others.
 //
@@ -11,7 +11,7 @@
 //     16 * (r % 32) + 4 * ((r % 128) / 32) + kb % 4
 // i.e. 32 lines of 16 bytes, line r%32 holding rows r%32, r%32+32, r%32+64, r%32+96, four scales
 // each. That is exactly the 32 x 16-byte source one tcgen05.cp.32x128b.warpx4 copies to TMEM: TMEM
-// lane r%32 (replicated to the 4 lane quarters), column (r%128)/32, byte kb%4 (facts §11.5-11.6) —
+// lane r%32 (replicated to the 4 lane quarters), column (r%128)/32, byte kb%4 (PTX ISA §9.7.16.9.2; CUTLASS tmem_sf_frg in cute/atom/mma_traits_sm100_frag.hpp) —
 // which is why the layout looks the way it does. The number of rows is padded to a multiple of
 // 128 and the number of scale columns to a multiple of 4, so every atom exists in full; the
 // padding bytes are never used for a valid output element but are read by whole-atom copies.

@@ -19,7 +19,7 @@ namespace tcg {
 // C = (A . SFA) * (B . SFB)^T with FP32 accumulation and FP16 output. A and B are E2M1 values
 // packed two per byte, K-major (the element with the lower K index in the low nibble), one UE4M3
 // scale per 16 consecutive K elements of a row, stored in the 128x4 "blocked" layout cuBLAS and
-// CUTLASS use (facts §11.3): rows padded to a multiple of 128 and scale columns to a multiple of 4.
+// CUTLASS use (CUTLASS cutlass/detail/sm100_blockscaled_layout.hpp; cuBLAS's block scaling factors layout): rows padded to a multiple of 128 and scale columns to a multiple of 4.
 struct Nvfp4Operands {
   const uint8_t* a = nullptr;    // M rows of K/2 bytes
   const uint8_t* b = nullptr;    // N rows of K/2 bytes
@@ -68,7 +68,6 @@ enum class Arch {
   kSm80Plus,  // mma.sync: any compute capability >= 8.0
   kSm100f,    // tcgen05, built for the datacenter Blackwell family: compute capability 10.0 and
               // 10.3 (B200, GB200, B300, GB300); consumer Blackwell (12.x) has no tcgen05
-  kSm100a = kSm100f,  // the same requirement under the arch-specific target's name
 };
 
 // What a step's GPU build holds (TCG_STEP_MAIN fills it in): the -gencode code= targets it was
@@ -97,6 +96,13 @@ struct StepSpec {
   int k_multiple;       // K must be a multiple of this (TMA global strides are 16-byte multiples)
   Operands operands = Operands::kBF16;
   WorkspaceFn workspace = nullptr;  // null: the step needs no global scratch memory
+  // CTAs per cluster (2 for the CTA-pair steps): the emulated GPU (--sim-sms) must hold one
+  // cluster, so a pair step refuses fewer than 2 SMs with a usage error.
+  int cluster_size = 1;
+  // Which epilogue a launch of this shape runs, for the report's "epilogue:" line (steps with a
+  // fallback, e.g. step 08's TMA stores or step 06's stores when N % 8 != 0); null: no line.
+  const char* (*epilogue)(int64_t m, int64_t n, int64_t k) = nullptr;
+  bool repeat = false;  // launch twice and require bitwise the same C (as for a step with a workspace)
   PersistentTile persistent{};      // persistent steps only (above)
 };
 

@@ -43,6 +43,7 @@ CUtensorMapDataType to_cu(TmaDtype t) {
     case TmaDtype::kU8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     case TmaDtype::kBF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case TmaDtype::kF32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case TmaDtype::kF16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   }
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }

@@ -22,9 +22,11 @@ inline uint32_t tma_swizzle_span(TmaSwizzle s) {
   return s == TmaSwizzle::k128B ? 128u : s == TmaSwizzle::k64B ? 64u : s == TmaSwizzle::k32B ? 32u : 0u;
 }
 
-enum class TmaDtype : uint32_t { kU8, kBF16, kF32 };
+enum class TmaDtype : uint32_t { kU8, kBF16, kF32, kF16 };
 
-inline uint32_t tma_dtype_bytes(TmaDtype t) { return t == TmaDtype::kU8 ? 1u : t == TmaDtype::kBF16 ? 2u : 4u; }
+inline uint32_t tma_dtype_bytes(TmaDtype t) {
+  return t == TmaDtype::kU8 ? 1u : t == TmaDtype::kBF16 || t == TmaDtype::kF16 ? 2u : 4u;
+}
 
 struct TiledMap {
   uint32_t rank = 2;             // 1..3 here (the hardware allows 5)

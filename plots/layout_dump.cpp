@@ -183,7 +183,7 @@ int main() {
   std::printf("  },\n");
 
   // -------------------------------------------------------------------------------- cautionary
-  // Seed 001's first attempt: a plain row-major 128 x 64 tile (128 B per row, what a 2-D TMA box
+  // The blog post's first attempt: a plain row-major 128 x 64 tile (128 B per row, what a 2-D TMA box
   // {64, 128} writes) described as no-swizzle with LBO = 16 and SBO = 8 * 64 * 2 = 1024.
   // "reads": [row, half h, byte address the MMA of k-step 0 reads]. docs/core_matrices.md turns
   // each address back into the (row, k) the row-major tile holds there.

@@ -3,14 +3,16 @@
 #
 #   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
 #                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
-#   progression_nvfp4.png   steps 07 and 10 at the competition shapes: model, speed of light, cuBLASLt
-#   timeline_stepNN.png     steps 01-10: `./stepNN --predict --trace FILE` (the B200 timing model's
+#   progression_nvfp4.png   steps 07 and 10-12 at the competition shapes: model, speed of light, cuBLASLt
+#   timeline_stepNN.png     steps 01-12: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
 #                           on one page); steps 06, 08 and 09 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048;
 #                           step 10 at 128 x 4096 x 7168 (4 splits), CTAs 0, 32, 64: three of tile 0's splits.
+#                           steps 11 and 12 at the same shape: step 11 CTAs 0 and 64 (tile 0's two splits,
+#                           BLOCK_N 64), step 12 CTAs 0 and 1 (tile 0's cluster of two).
 #   timeline_step00_h100.png  step 00's GPU trace, results/traces/step00_h100.json (%globaltimer
 #                           on an H100, measured; the first 12 us of CTAs 0 and 1).
 #
@@ -53,7 +55,8 @@ python3 plots/nvfp4_chart.py --results "$results" --out "$out/progression_nvfp4.
 trace_ctas() {  # the CTAs of step $1's timeline
   case $1 in
     10) echo "0,32,64" ;;
-    *) echo "0,1" ;;
+    11) echo "0,64" ;;  # BLOCK_N 64, S = 2: tile 0's two splits
+    *) echo "0,1" ;;  # step 12: the cluster of tile 0 (S = 2)
   esac
 }
 
@@ -61,7 +64,7 @@ trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   case $1 in
     06|08|09) echo "4096 4096 512" ;;
     07) echo "128 7168 2048" ;;
-    10) echo "128 4096 7168" ;;  # S = 4: CTAs 0, 32, 64 are three of tile 0's four splits
+    10|11|12) echo "128 4096 7168" ;;  # step 10: S = 4, CTAs 0, 32, 64 are three of tile 0's four splits
     *) echo "1024 1024 1024" ;;
   esac
 }
@@ -74,7 +77,7 @@ fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
-  for s in 01 02 03 04 05 06 07 08 09 10; do
+  for s in 01 02 03 04 05 06 07 08 09 10 11 12; do
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin not built (make all)" >&2; fail=1; continue; }
     set -- $(trace_shape "$s")

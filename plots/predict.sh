@@ -2,13 +2,15 @@
 # predict.sh — `make predict`: the emulator's B200 timing model for every tcgen05 step, then the
 # page that sets its predictions beside the published B200 figures. No GPU needed.
 #
-#   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09 at M = N = K = 4096 and steps 07, 10 at the three
+#   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09 at M = N = K = 4096 and steps 07, 10-12 at the three
 #      NVFP4 competition shapes listed in results/published_b200.csv; each prints
 #      "predicted B200: <X> TFLOPS" and its range ("range: B200 LO - HI TFLOPS", written to the
 #      CSV's last two columns, tflops_low and tflops_high) and appends a row whose gpu column names the model. The rows
 #      go to a temporary file that REPLACES results/model_b200.csv only when every run passed
 #      (a failed run leaves the old file as it was).
 #   2. ./step01 --model-params: the model's parameter table (Markdown), for the page.
+#   2b. plots/predict_sweeps.sh: the sweeps the step pages quote (step 08's K sweep, 8192^3 for
+#      steps 06/08/09, step 10's split counts) -> results/model_b200_sweeps.csv
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.
 #
@@ -23,7 +25,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/predict.sh
 
-bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 08 09 10" run=1 only=""
+bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 08 09 10 11 12" run=1 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bin-dir) bdir=${2:?}; shift ;;
@@ -45,7 +47,7 @@ command -v python3 >/dev/null || { echo "$me: python3 not found" >&2; exit 2; }
 tmpdir=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmpdir"' EXIT
 
-# Steps 07 and 10's shapes: the NVFP4 competition shapes of results/published_b200.csv.
+# Steps 07 and 10-12's shapes: the NVFP4 competition shapes of results/published_b200.csv.
 mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
   { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
 
@@ -56,7 +58,7 @@ if [ "$run" = 1 ]; then
     s=$(printf '%02d' "$((10#$s))")
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin: not built (run make all, or make predict)" >&2; exit 2; }
-    if [ "$s" = 07 ] || [ "$s" = 10 ]; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
+    if [ "$s" = 07 ] || [ "$s" -ge 10 ]; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
       shapes=("${nvfp4_shapes[@]}")
     else
       shapes=("4096 4096 4096")
@@ -97,6 +99,12 @@ if [ "$run" = 1 ]; then
   mkdir -p "$(dirname "$csv")" && cp "$tmpcsv" "$csv.tmp" && mv "$csv.tmp" "$csv" || {
     echo "$me: cannot write $csv" >&2; exit 1; }
   echo "== wrote $csv ($(($(wc -l <"$csv") - 1)) rows)"
+fi
+
+# The sweeps the step pages quote (plots/predict_sweeps.sh: results/model_b200_sweeps.csv), with a
+# full run only (not --steps or --doc-only).
+if [ "$run" = 1 ] && [ -z "$only" ]; then
+  bash plots/predict_sweeps.sh --bin-dir "$bdir" || exit 1
 fi
 
 # The parameter table the model ran with.

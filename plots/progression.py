@@ -8,8 +8,8 @@ Per BF16 step (00..06, 08, 09: every step but the NVFP4 ones) up to three kinds 
              (`stepNN --csv FILE`, `make bench`); nothing is estimated or filled in;
   model      the emulator's B200 timing model, results/model_b200.csv (`make predict`): a
              PREDICTION, not a measurement (hatched);
-  published  seed 001_8ff71249f181e60e.txt's B200 figures, from results/published_b200.csv
-             ("published, seed 001, not measured here").
+  published  the B200 figures of gau-nernst's blog post "tcgen05 for dummies" (docs/references.md,
+             id gau-tcgen05), from results/published_b200.csv ("published, not measured here").
 Top panel: TFLOPS (and a cuBLAS group: each GPU's cuBLAS timed in the same runs, the published
 cuBLAS). Bottom panel: % of cuBLAS - measured: each row's own ratio column (cuBLAS timed in the
 same run); model and published: divided by the PUBLISHED cuBLAS figure (the model has no cuBLAS).
@@ -46,7 +46,7 @@ PREFERRED_SHAPE = (4096, 4096, 4096)
 GPU_COLORS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 MODEL_COLOR = "#7f7f7f"
 PUBLISHED_COLOR = "#ff7f0e"
-PUBLISHED_LABEL = "published, seed 001, not measured here"
+PUBLISHED_LABEL = "published (gau-nernst, tcgen05 for dummies), not measured here"
 MODEL_LABEL = "B200 timing model (prediction, not a measurement)"
 
 
@@ -241,7 +241,7 @@ def draw(series, cats, ax_t, ax_p, pub_cublas):
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     ax_p.set_title("%% of cuBLAS. Measured: each row's own ratio (cuBLAS timed in the same run). "
-                   "Model and published: %% of the PUBLISHED cuBLAS, %.2f TFLOPS (seed 001; the "
+                   "Model and published: %% of the PUBLISHED cuBLAS, %.2f TFLOPS (tcgen05 for dummies; the "
                    "model runs no cuBLAS)." % pub_cublas, fontsize=8, color="0.25", loc="left")
 
 
@@ -273,7 +273,7 @@ def main():
     cats.append("cublas")
     captions = [gpu_caption(g, sel[g]) for g in sorted(sel)] or ["measured: no verified rows"]
     captions.append(model_caption(model))
-    captions.append("published: seed 001_8ff71249f181e60e.txt, B200 (Modal), M=N=K=4096, cuBLAS "
+    captions.append("published: gau-nernst, 'tcgen05 for dummies' (gau-nernst.github.io/tcgen05), B200 (Modal), M=N=K=4096, cuBLAS "
                     "via PyTorch 2.9.1 + CUDA 13 (%s)" % pub.file)
     width = max(11.0, 1.2 + 0.45 * len(series) * len(cats))
     height = 8.2 + 0.16 * len(captions)

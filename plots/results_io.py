@@ -2,7 +2,7 @@
 
   * the harness's rows (`stepNN --csv FILE`: results/<gpu>.csv measured on a GPU,
     results/model_b200.csv predicted by the emulator's B200 timing model);
-  * results/published_b200.csv: figures other people published for a B200 (seed 001's BF16
+  * results/published_b200.csv: figures other people published for a B200 (the blog post's BF16
     progression, the NVFP4 competition's speed of light and cuBLASLt times). They are quoted
     with their source and never measured here; this file is the only place that holds them.
 """
@@ -35,10 +35,12 @@ STEP_TITLES = {
     8: "TMA-store epilogue",
     9: "CLC scheduler",
     10: "NVFP4 split-K",
+    11: "NVFP4 wide copies, TMA-store C",
+    12: "NVFP4 cluster (DSMEM) reduction",
 }
 PUBLISHED_FILE = "published_b200.csv"
 # The NVFP4 steps: run, predicted and charted at the competition shapes of PUBLISHED_FILE.
-NVFP4_STEPS = (7, 10)
+NVFP4_STEPS = (7, 10, 11, 12)
 
 
 class InputError(Exception):

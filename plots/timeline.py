@@ -37,13 +37,14 @@ PHASE_COLORS = [("setup", "#f3e3b3"), ("mainloop", "#dcdcdc"), ("epilogue", "#cf
                 ("teardown", "#f4cccc")]
 PHASE_OTHER = "#e6e6e6"
 CATEGORIES = [  # (cat, colour, legend text), in legend order; phases: PHASE_COLORS
-    ("phase", PHASE_OTHER, "phase (other name)"),
+    ("phase", PHASE_OTHER, "phase: "),  # + the names seen that PHASE_COLORS lacks
     ("wait", "#d62728", "wait (a barrier that blocked)"),
     ("issue", "#1f77b4", "issuing work (TMA copies, MMAs; step 00: its loads)"),
     ("tma", "#2ca02c", "TMA copy in flight"),
     ("mma", "#9467bd", "tensor core (MMA in flight)"),
     ("tmem_ld", "#ff7f0e", "tcgen05.ld .. wait::ld"),
-    ("store", "#8c564b", "global stores"),
+    ("store", "#8c564b", "global stores (st.global)"),
+    ("tma_store", "#e377c2", "TMA stores in flight (cp.async.bulk.tensor)"),
     ("compute", "#17becf", "warp-level MMA (mma.sync)"),
 ]
 COLORS = {c: col for c, col, _ in CATEGORIES}
@@ -163,18 +164,22 @@ def draw(path, out, n_ctas=2, cta_ids=None, tmax=None, title=None):
     # Outer spans first; bars: (x, width) lists per (track, colour, depth) for broken_barh.
     # A phase span's colour says which phase it is (PHASE_COLORS).
     phases = dict(PHASE_COLORS)
-    groups, phases_seen = {}, set()
+    groups, phases_seen, other_phases = {}, set(), set()
     for s in chosen:
-        color = COLORS.get(s["cat"], OTHER_COLOR)
-        if s["cat"] == "phase":
+        cat = s["cat"]
+        if cat == "store" and s["name"].startswith("TMA store"):  # the TMA engine's, not a warp's
+            cat = "tma_store"
+        color = COLORS.get(cat, OTHER_COLOR)
+        if cat == "phase":
             pname = s["name"].split()[0].lower() if s["name"].strip() else ""
             if pname in phases:
                 color = phases[pname]
                 phases_seen.add(pname)
             else:
                 seen.add("phase")
+                other_phases.add(pname or "(unnamed)")
         else:
-            seen.add(s["cat"])
+            seen.add(cat)
         groups.setdefault((row[(s["pid"], s["tid"])], color, s["depth"]), []).append(
             (s["ts"] - t0, max(s["dur"], xmax * 1e-4)))
     for (r, color, depth), bars in sorted(groups.items(), key=lambda kv: kv[0][2]):
@@ -197,7 +202,8 @@ def draw(path, out, n_ctas=2, cta_ids=None, tmax=None, title=None):
     known = [c for c, _, _ in CATEGORIES]
     handles = [Patch(facecolor=col, label="phase: " + p) for p, col in PHASE_COLORS
                if p in phases_seen]
-    handles += [Patch(facecolor=col, label=lbl) for c, col, lbl in CATEGORIES if c in seen]
+    handles += [Patch(facecolor=col, label=lbl + (", ".join(sorted(other_phases)) if c == "phase" else ""))
+                for c, col, lbl in CATEGORIES if c in seen]
     if seen - set(known):
         handles.append(Patch(facecolor=OTHER_COLOR, label="other: " + ", ".join(
             sorted(seen - set(known)))))

@@ -18,7 +18,7 @@
 //   wait, repeat. The tensor core idles during every load and the TMA idles during every MMA.
 //   The no-swizzle layout also forces 16-byte-wide TMA boxes (one core-matrix column), which
 //   the TMA engine moves slowly. The published B200 figure for this design (one 3-D TMA box per
-//   operand) is ~253 TFLOPS at 4096^3 against ~1507 for cuBLAS (seed 001_8ff71249f181e60e.txt,
+//   operand) is ~253 TFLOPS at 4096^3 against ~1507 for cuBLAS (gau-nernst, "tcgen05 for dummies", docs/references.md,
 //   "v1b"; not measured here).
 //
 // DATA LAYOUT (K-major, no swizzle)

@@ -22,7 +22,7 @@
 //   pieces, and a stage is twice as deep (BLOCK_K = 128: 64 KiB per stage, 8 MMAs per wait
 //   instead of 4), so the fixed cost of each load/wait round trip is paid half as often. The
 //   published B200 figure for this design (2-D 128-byte boxes) is ~681 TFLOPS at 4096^3 vs
-//   ~1507 for cuBLAS (seed 001_8ff71249f181e60e.txt, "v2a"; not measured here).
+//   ~1507 for cuBLAS (gau-nernst, "tcgen05 for dummies", docs/references.md, "v2a"; not measured here).
 //
 // CONSTRAINTS
 //   Any M, N >= 1; K a multiple of 8 (TMA row pitch). Tiles must be 1024-byte aligned.

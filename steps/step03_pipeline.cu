@@ -19,7 +19,7 @@
 //   4 MMAs (128x128x16 each) take the tensor core about as long as its 32 KiB take to arrive
 //   at full bandwidth, so with loads three k-tiles ahead the load latency (~1 us) is hidden
 //   instead of paid every k-tile. The published B200 figure for this design is ~940 TFLOPS at
-//   4096^3 vs ~1507 for cuBLAS (seed 001_8ff71249f181e60e.txt, "v3"; not measured here).
+//   4096^3 vs ~1507 for cuBLAS (gau-nernst, "tcgen05 for dummies", docs/references.md, "v3"; not measured here).
 //
 // PHASES
 //   k-tile kt uses stage kt % NUM_STAGES for the (kt / NUM_STAGES)-th time, so the barrier

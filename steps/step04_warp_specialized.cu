@@ -26,7 +26,7 @@
 //   4 stages = 192 KiB; + barriers + 1 KiB alignment slack = ~193 KiB <= 227 KiB (sm_100).
 //   A 5th stage would need 240 KiB: too much. TMEM: 256 FP32 columns for the accumulator.
 //   The published B200 figure for this design is ~1209 TFLOPS at 4096^3 vs ~1507 for cuBLAS
-//   (seed 001_8ff71249f181e60e.txt, "v4"; not measured here).
+//   (gau-nernst, "tcgen05 for dummies", docs/references.md, "v4"; not measured here).
 //
 // CONSTRAINTS
 //   Any M, N >= 1; K a multiple of 8 (TMA row pitch). Tiles must be 1024-byte aligned.

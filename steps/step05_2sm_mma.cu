@@ -34,7 +34,7 @@
 //   What stays: one tile per pair, then exit. The epilogue (TMEM -> registers -> global) and the
 //   setup of the next CTAs still leave the tensor core idle (step 06's persistent kernel).
 //   The published B200 figure for this design is ~1302 TFLOPS at 4096^3 vs ~1209 for the
-//   step-04 design (seed 001_8ff71249f181e60e.txt, "v5" and "v4"; not measured here).
+//   step-04 design (gau-nernst, "tcgen05 for dummies", docs/references.md, "v5" and "v4"; not measured here).
 //
 // SHARED-MEMORY ARITHMETIC (why 7 stages)
 //   One stage = 128 x 64 x 2 B (A) + 128 x 64 x 2 B (half of B) = 16 KiB + 16 KiB = 32 KiB.
@@ -265,7 +265,8 @@ static CUtensorMap make_kmajor_sw128_map(const __nv_bfloat16* base, int rows, in
   return make_tensor_map(t);
 }
 
-constexpr StepSpec spec{5, "2sm_mma", "2-SM MMA: CTA pairs in clusters of 2, tcgen05.mma.cta_group::2", Arch::kSm100f, 8};
+constexpr StepSpec spec{5, "2sm_mma", "2-SM MMA: CTA pairs in clusters of 2, tcgen05.mma.cta_group::2", Arch::kSm100f, 8,
+                        Operands::kBF16, nullptr, CLUSTER_SIZE};
 
 void launch(const GemmArgs& g) {
   const CUtensorMap tmap_a = make_kmajor_sw128_map(g.a, g.m, g.k, BLOCK_M);

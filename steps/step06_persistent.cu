@@ -48,7 +48,7 @@
 //   latency. So the epilogue is hidden for K above a few hundred. (These are estimates from
 //   published figures, not measurements.)
 //   The published B200 figures for this design are ~1476 TFLOPS at 4096^3 vs ~1302 for the
-//   step-05 design (seed 001_8ff71249f181e60e.txt, "v6" and "v5"; not measured here): 93 us
+//   step-05 design (gau-nernst, "tcgen05 for dummies", docs/references.md, "v6" and "v5"; not measured here): 93 us
 //   instead of 106 us for 256 tiles on 74 pairs, i.e. 4 rounds (3.46), ~3 us saved per round
 //   — about the epilogue plus the teardown and setup estimated above.
 //   What it does not fix: 256 tiles on 74 pairs leave 40 pairs idle in the 4th round (a static
@@ -375,7 +375,8 @@ static CUtensorMap make_kmajor_sw128_map(const __nv_bfloat16* base, int rows, in
 }
 
 constexpr StepSpec spec{6, "persistent", "persistent CTA pairs, static tile schedule, double-buffered TMEM", Arch::kSm100f,
-                        8, Operands::kBF16, nullptr, PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
+                        8, Operands::kBF16, nullptr, CLUSTER_SIZE, nullptr, false,
+                        PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
 
 void launch(const GemmArgs& g) {
   const int sms = num_sms();

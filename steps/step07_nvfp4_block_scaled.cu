@@ -26,8 +26,8 @@
 // WHY
 //   NVFP4 halves the bytes per element again relative to FP8 (4.5 bits per element with the
 //   scales) and doubles the tensor-core rate relative to FP8: B200 dense FP4 is 9 PFLOPS vs
-//   2.25 for BF16 (published HGX B200 spec, as collected in the project reference
-//   shared/reference/b200-timing-facts.md; glennklockwood.com/garden/processors/B200).
+//   2.25 for BF16 (published HGX B200 spec, collected at glennklockwood.com/garden/processors/B200;
+//   docs/references.md).
 //
 // SHARED-MEMORY ARITHMETIC (BLOCK_N = 128, 6 stages)
 //   One stage = A 128 rows x 128 B (16 KiB) + B 128 x 128 B (16 KiB) + SFA 4 atoms (2 KiB)
@@ -79,7 +79,7 @@ constexpr uint32_t SFA_STAGE_BYTES = KSTEPS * SFA_ATOMS_PER_KSTEP * kSfAtomBytes
 constexpr uint32_t SFB_STAGE_BYTES = KSTEPS * SFB_ATOMS_PER_KSTEP * kSfAtomBytes;  // 2 KiB
 
 // TMEM columns: accumulator at 0..BLOCK_N-1, then per stage SFA (M/32 columns per k-step) and
-// SFB (N/32 columns per k-step), the layout tcgen05.cp.32x128b.warpx4 writes (facts §11.6).
+// SFB (N/32 columns per k-step), the layout tcgen05.cp.32x128b.warpx4 writes (CUTLASS tmem_sf_frg in cute/atom/mma_traits_sm100_frag.hpp).
 constexpr uint32_t SFA_COLS_PER_KSTEP = BLOCK_M / 32;  // 4
 constexpr uint32_t SFB_COLS_PER_KSTEP = BLOCK_N / 32;  // 4
 constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS * (SFA_COLS_PER_KSTEP + SFB_COLS_PER_KSTEP);  // 32

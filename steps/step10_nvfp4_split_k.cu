@@ -78,8 +78,8 @@
 //   one B box, 4 KiB scale copies: 345 ns per k-tile, -32%); C through shared memory and a TMA
 //   store (full sectors: 0.55 us instead of 2.2, step 08); TMA multicast of A and SFA within a
 //   cluster of 2 along N, issued by the two CTAs in turn (3 copies and 27 KiB per k-tile per CTA,
-//   382 ns, -25%, if the issuer pays a multicast box once; the model, uncalibrated there, charges
-//   it to the lowest-ranked destination's SM, which keeps 510 ns); BLOCK_N = 64 (twice the
+//   382 ns, -25%: on an H100 the issuer pays a multicast box once, and the model now charges the
+//   issuing SM, docs/timing_model.md "Cluster mechanisms"); BLOCK_N = 64 (twice the
 //   tiles, half the partial and C bytes: 4 copies and 27 KiB per k-tile, 465 ns; the scale path
 //   here assumes 128-row SFB atoms, so it is not a constant to change).
 //
@@ -98,6 +98,9 @@
 // RUN
 //   make step10 && ./step10            (B200: real kernel; elsewhere: the emulator)
 //   ./step10 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
+//   TCG_STEP10_SPLITS=3 ./step10 --predict ...        (S forced: the sweep `make predict` writes)
+#include <cstdlib>
+
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_layout.h"
 
@@ -412,6 +415,12 @@ static SplitPlan plan_for(int m, int n, int k, int sms) {
   p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, BLOCK_N);
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
   p.splits = splits_for(p.tiles, p.k_tiles, sms);
+  // TCG_STEP10_SPLITS=S forces S (1 .. k-tiles, even past one wave): the split-count sweep of
+  // docs/10_nvfp4_split_k.md that `make predict` writes (plots/predict.sh). Not for normal runs.
+  if (const char* forced = std::getenv("TCG_STEP10_SPLITS")) {
+    const int s = std::atoi(forced);
+    if (s >= 1) p.splits = s < p.k_tiles ? s : p.k_tiles;
+  }
   return p;
 }
 

@@ -15,13 +15,17 @@
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
 #      under three scheduler seeds
 #   4. the B200 timing model and traces through the binaries (tests/steps/run_predict.sh): `--predict`
-#      for steps 01-10 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
+#      for steps 01-12 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
 #      `--trace` file passes tests/checks/check_trace.py, an unwritable --trace path exits 2 with a
 #      one-line error
 #   5. the "Break it" experiments: each deliberate bug must be caught by the emulator; and
 #      deliberately broken copies of the emulator, each of which the tcgen05 probes must notice
 #   6. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
 #      `make plots` into a temporary directory, timeline.py on a hand-written trace)
+#   7. citations: no tracked file cites material outside the repository, every references.md#id
+#      link names an entry of docs/references.md (tests/checks/check_citations.py)
+#   8. every output, diff, table and line number a page quotes equals a rerun of its command or the
+#      current source (tests/checks/docs_quotes.py --check; `make docs-quotes` regenerates them)
 # Prints a closing "tests: N passed, N failed" line (one per suite) and exits non-zero on any
 # failure.
 set -u
@@ -49,5 +53,7 @@ suite "microbenchmarks in the timing model" bash tests/gpu/run_micro_sim.sh
 suite "break it" bash tests/steps/break_it.sh
 suite "break the emulator: the tcgen05 probes notice" bash tests/gpu/break_probes.sh
 suite "plots" bash plots/check_plots.sh
+suite "citations: every source public, every references.md link resolves" python3 tests/checks/check_citations.py
+suite "quoted outputs and line numbers in the pages" python3 tests/checks/docs_quotes.py --check
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

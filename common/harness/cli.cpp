@@ -122,7 +122,8 @@ std::string usage(const StepSpec& spec) {
   u += "                          shared memory and threads allow]\n";
   u += "  --trace FILE            write a timeline of one extra launch as Chrome-trace JSON (open\n";
   u += "                          it in https://ui.perfetto.dev): %globaltimer stamps on a GPU, the\n";
-  u += "                          timing model's clock in the emulator (docs/tracing.md)\n";
+  u += "                          timing model's clock in the emulator (docs/tracing.md); a bare\n";
+  u += "                          file name is written under traces/ (git-ignored)\n";
   u += strf("  --trace-ctas LIST       CTAs to trace, e.g. 0-3,8 (at most %zu) [0-3]\n", kMaxTraceCtas);
   u += "  --predict               emulator with the B200 timing model, timing only (no result is\n";
   u += strf("                          computed or checked); shape [%lld] unless given\n",
@@ -130,6 +131,7 @@ std::string usage(const StepSpec& spec) {
   u += "  --model-params          print the timing model's parameters (Markdown) and exit\n";
   u += "  --model-params FILE     the timing model with FILE's parameters (e.g. results/params_h100.txt;\n"
        "                          alone: print the resulting table and exit)\n";
+  u += "  --verbose               say why no GPU was used, in the CUDA runtime's words\n";
   u += "  -h, --help              this text\n";
   u += "Both '--m 512' and '--m=512' work.\n";
   u += "Exit codes: 0 ok, 1 wrong result or emulator/CUDA error, 2 usage error,\n";
@@ -148,6 +150,12 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
       return prog + strf("%s=%lld: must be between 1 and %lld", d.flag,
                          static_cast<long long>(d.value), static_cast<long long>(kMaxDim));
   }
+  // A cluster runs on as many SMs as it has CTAs, all at once: an emulated GPU must hold one. (An
+  // odd count is fine: the SM left over idles, as on a GPU whose SM count is odd.)
+  if (spec.cluster_size > 1 && o.sim_sms_given && o.sim_sms < spec.cluster_size)
+    return prog + strf("--sim-sms=%d: this step runs clusters of %d CTAs (CTA pairs), one CTA per SM; "
+                       "it needs at least %d SMs",
+                       o.sim_sms, spec.cluster_size, spec.cluster_size);
   // NVFP4: the kernel's MMA (kind::mxf4nvf4, dense) consumes K = 64, four scale blocks of 16, and
   // the scale layout is built from such 4-column groups; no step can take a partial one.
   if (spec.operands == Operands::kNVFP4 && o.k % kNvfp4KMultiple != 0)
@@ -286,6 +294,8 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
       switch_target = &o.force_gpu;
     } else if (name == "--sim") {
       switch_target = &o.force_sim;
+    } else if (name == "--verbose") {
+      switch_target = &o.verbose;
     } else if (name == "--predict") {
       switch_target = &o.predict;
     } else if (name == "--model-params") {
@@ -382,6 +392,10 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     return fail("--check and --predict contradict each other (--predict skips the arithmetic: nothing to check)");
   if (trace_ctas_given && o.trace_path.empty()) return fail("--trace-ctas needs --trace FILE");
   if (o.predict) o.force_sim = true;
+  // A bare file name (no directory) goes to the git-ignored traces/ folder, so that timelines do
+  // not pile up in the repository's root; a path with a directory is used as given.
+  if (!o.trace_path.empty() && o.trace_path.find('/') == std::string::npos)
+    o.trace_path = std::string(kTraceDir) + "/" + o.trace_path;
   r.error = validate_shape(spec, o);
   return r;
 }

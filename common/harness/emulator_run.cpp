@@ -160,7 +160,7 @@ VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn laun
   args.workspace_bytes = ws.bytes;
   launch(args);
   std::copy(dev_c.data(), dev_c.data() + out.size(), out.begin());
-  if (ws.bytes) {
+  if (ws.bytes || spec.repeat) {
     std::string bad = counters_not_reset(dev_ws.data(), ws.zeroed_bytes);
     if (bad.empty() && !o.predict && o.trace_path.empty()) {
       tcsim::Options so = tcsim::options();
@@ -173,10 +173,13 @@ VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn laun
       tcsim::set_options(so);
       bad = counters_not_reset(dev_ws.data(), ws.zeroed_bytes);
       if (bad.empty()) bad = repeat_difference(out.data(), dev_c.data(), static_cast<int64_t>(out.size()), o.n);
-      if (bad.empty())
+      if (bad.empty() && ws.bytes)
         std::printf("repeat:   a second launch (scheduler seed %llu) gave bitwise the same C; workspace of %zu bytes, "
                     "counters reset after both\n",
                     static_cast<unsigned long long>(o.sim_seed + 1000003), ws.bytes);
+      else if (bad.empty())
+        std::printf("repeat:   a second launch (scheduler seed %llu) gave bitwise the same C\n",
+                    static_cast<unsigned long long>(o.sim_seed + 1000003));
     }
     if (!bad.empty()) throw std::runtime_error(bad);
   }
@@ -242,8 +245,10 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
       st.wall_seconds, st.mma_seconds, st.copy_seconds, rest);
 
   if (timed)
-    std::printf("predicted B200: %.1f TFLOPS (%.2f us; tcsim timing model, %d SMs, docs/timing_model.md)\n",
-                tflops, st.model_ns / 1e3, tcsim::options().num_sms);
+    std::printf("predicted B200: %.1f TFLOPS for M=%lld N=%lld K=%lld (%.2f us; tcsim timing model, %d SMs, "
+                "docs/timing_model.md)\n",
+                tflops, static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k),
+                st.model_ns / 1e3, tcsim::options().num_sms);
   // What bounded this launch (predict_bounds.cpp), taken before the range's two launches replace it.
   const tcsim::Bounds bounds = tcsim::last_bounds();
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)

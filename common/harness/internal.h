@@ -15,7 +15,7 @@
 // in which these files may call each other is in README.md beside this file).
 //
 // The data types (StepSpec::operands): BF16 in and out (steps 00-06), or NVFP4 in (E2M1 values,
-// UE4M3 scales per 16) and FP16 out (steps 07 and 10). Each has its own sections below for inputs, the
+// UE4M3 scales per 16) and FP16 out (steps 07 and 10-12). Each has its own sections below for inputs, the
 // reference wrapper and verification; the reference core between them takes floats.
 #pragma once
 #include <cstddef>
@@ -87,8 +87,11 @@ struct Options {
   bool model_params = false;  // --model-params: print the timing model's parameters and exit 0
   std::string model_params_file;  // --model-params FILE: the timing model's parameters from FILE
   bool sim_sms_given = false;     // --sim-sms given (else the parameter table's SM count)
+  bool verbose = false;           // --verbose: why no GPU was used, in the CUDA runtime's words
 };
 constexpr size_t kMaxTraceCtas = 64;
+// Where --trace puts a bare file name (one without a directory); created when missing.
+constexpr const char* kTraceDir = "traces";
 // The largest CTA index --trace-ctas accepts: a grid has at most 2^31 - 1 CTAs along x.
 constexpr uint64_t kMaxTraceCtaIndex = (uint64_t{1} << 31) - 2;
 

@@ -4,7 +4,7 @@
 // `integer` inputs, and the CPU reference, which decodes exactly to floats and hands them to the
 // type-independent reference core (reference.cpp).
 //
-// The quantizer's rules (there is no single standard; facts §12 and §13.16 list three):
+// The quantizer's rules (there is no single standard: Transformer Engine's quantization_nvfp4.py, the gpu-mode nvfp4_gemm reference.py and cuDNN's documented quantize differ; docs/references.md):
 //  * No per-tensor scale. NVIDIA's two-level recipe (TransformerEngine) first multiplies the tensor
 //    by S_enc = 448*6/amax(tensor) so that the block scales use UE4M3's whole range, and the GEMM
 //    result must then be multiplied back by S_dec_A * S_dec_B, which the kernel would need as an

@@ -53,6 +53,7 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
   else
     std::printf("inputs:   random, uniform in [-1, 1] rounded to BF16, seed %llu\n",
                 static_cast<unsigned long long>(o.seed));
+  if (spec.epilogue != nullptr) std::printf("epilogue: %s\n", spec.epilogue(o.m, o.n, o.k));
 }
 
 // The row fields that do not depend on where the step ran.

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <new>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cuda_check.h"
@@ -54,13 +55,14 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
     Options o = parsed.options;
     // The timing model covers the tcgen05 steps; step 00's mma.sync and plain global loads have
     // no model worth a prediction (docs/timing_model.md).
-    if (o.predict && spec.arch != Arch::kSm100a) {
-      std::fprintf(stderr, "%s: --predict: the B200 timing model covers the tcgen05 steps (01-10), not this one\n",
+    if (o.predict && spec.arch != Arch::kSm100f) {
+      std::fprintf(stderr, "%s: --predict: the B200 timing model covers the tcgen05 steps (01-12), not this one\n",
                    prog.c_str());
       return 2;
     }
     // Refuse an unwritable trace file now, not after a long run.
     if (!o.trace_path.empty()) {
+      if (o.trace_path.rfind(std::string(kTraceDir) + "/", 0) == 0) ::mkdir(kTraceDir, 0777);  // EEXIST is fine
       const std::string err = ::access(o.trace_path.c_str(), F_OK) == 0
                                   ? (::access(o.trace_path.c_str(), W_OK) == 0 ? "" : std::strerror(errno))
                                   : creatable_check(o.trace_path);
@@ -95,25 +97,35 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
                    gpus.capable >= 0 && gpu_launch == nullptr ? ", but this binary has no GPU kernel" : "");
       return 3;
     }
-    if (!o.trace_path.empty() && spec.arch != Arch::kSm100a) {
+    if (!o.trace_path.empty() && spec.arch != Arch::kSm100f) {
       std::fprintf(stderr, "%s: --trace in the emulator needs the B200 timing model, which covers the tcgen05 steps "
-                   "(01-10); trace this step on a GPU (docs/tracing.md)\n", prog.c_str());
+                   "(01-12); trace this step on a GPU (docs/tracing.md)\n", prog.c_str());
       return 2;
     }
-    if (o.force_sim)
-      std::fprintf(stderr, "%s: running in the tcgen05 emulator (--sim-seed %llu)\n", prog.c_str(),
-                   static_cast<unsigned long long>(o.sim_seed));
-    else
-      std::fprintf(stderr,
-                   "%s: no %s here (found %s); running in the tcgen05 emulator (--sim-seed %llu)\n",
-                   prog.c_str(), need_short(spec.arch).c_str(), found.c_str(),
-                   static_cast<unsigned long long>(o.sim_seed));
+    // Shapes the emulator's defaults produce are checked before anything is printed.
     apply_emulator_defaults(o);
     const std::string err = validate_shape(spec, o);
     if (!err.empty()) {
       std::fprintf(stderr, "%s\n", err.c_str());
       return 2;
     }
+    // No GPU or no driver is the ordinary case on a laptop or CI machine: one plain line, the
+    // runtime's words only under --verbose. A GPU that is present but fails, or the wrong one,
+    // is named.
+    const bool no_gpu = gpus.devices.empty() &&
+                        (gpus.error.empty() || gpus.error.rfind("cudaErrorNoDevice", 0) == 0 ||
+                         gpus.error.rfind("cudaErrorInsufficientDriver", 0) == 0);
+    if (o.force_sim)
+      std::fprintf(stderr, "%s: running in the tcgen05 emulator (--sim-seed %llu)\n", prog.c_str(),
+                   static_cast<unsigned long long>(o.sim_seed));
+    else if (no_gpu && !o.verbose)
+      std::fprintf(stderr, "%s: no GPU here: running in the tcgen05 emulator on the CPU (--sim-seed %llu)\n",
+                   prog.c_str(), static_cast<unsigned long long>(o.sim_seed));
+    else
+      std::fprintf(stderr,
+                   "%s: no %s here (found %s); running in the tcgen05 emulator (--sim-seed %llu)\n",
+                   prog.c_str(), need_short(spec.arch).c_str(), found.c_str(),
+                   static_cast<unsigned long long>(o.sim_seed));
     return run_in_emulator(spec, o, sim_launch);
   } catch (const tcsim::SimError& e) {
     std::fflush(stdout);

@@ -2,7 +2,7 @@
 // swizzle, multicast and the 2-CTA form) and 1-D bulk copies.
 //
 // Models (PTX ISA §9.7.9.25.5.2 cp.async.bulk.tensor, §9.7.9.25.4.1 cp.async.bulk, §5.5 tensor
-// tiles, facts §9.4): a box of the tensor map is read at element coordinates {c0 (innermost),
+// tiles, PTX ISA §5.5.3): a box of the tensor map is read at element coordinates {c0 (innermost),
 // c1, c2}, laid out densely (dimension 0 fastest), swizzled by the map's mode on the absolute
 // shared address (§5.5.7), out-of-bounds elements written as zero and counted in the bytes; when
 // the copy lands, complete_tx(box bytes) on its mbarrier. Copies complete in any order, at a point

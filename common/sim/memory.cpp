@@ -8,7 +8,7 @@
 //    starts after the 1 KiB the sm_90+ runtime reserves, and the CTA's rank sits in bits 24 and
 //    up. That is what makes a shared::cta address usable as a shared::cluster address of the
 //    same CTA, and CUTLASS's "peer bit" trick (clearing bit 24 names the even CTA of a pair;
-//    facts §8.4) work. mapa replaces the rank bits.
+//    CUTLASS cute/arch/copy_sm100_tma.hpp) work. mapa replaces the rank bits.
 //  * Every access through an emulated instruction is bounds-checked in the CTA it lands in, and
 //    an access to another CTA is recorded for the exit check (launch.cpp) and refused once that
 //    CTA has exited.

@@ -3,7 +3,7 @@
 //
 // Models (PTX ISA §9.7.16.4.1 shared-memory descriptor, §9.7.16.4.2 instruction descriptor,
 // §9.7.16.3 canonical layouts, §9.7.16.10.5 data-path layouts, §9.7.16.10.9 tcgen05.mma,
-// §9.7.16.12.1 tcgen05.commit, §9.7.16.5 CTA pairs; facts §6.3, §10):
+// §9.7.16.12.1 tcgen05.commit, §9.7.16.5 CTA pairs, §9.7.16.10.5 data-path layouts; CUTLASS cute/atom/mma_traits_sm100_frag.hpp and mma_traits_sm100.hpp):
 //  * A and B are fetched ONLY through the decoded descriptors (start, LBO, SBO, layout type,
 //    swizzle on the address): the emulator never sees the logical matrices. K = 16 per MMA.
 //  * cta_group::1: M = 64 (layout F) or 128 (layout D, row m in lane m), N multiple of 8 <= 256.
@@ -20,7 +20,7 @@
 //    the accumulator cells it writes, and tmem_hazards.cpp reports a conflict with an operation
 //    the ISA does not order before it; a commit's arrival carries the committing thread's clock.
 // Accumulation: each output is a float sum over k in order, then + D: the hardware's order and
-// internal precision are unspecified (facts §13.21), so bitwise checks use exact inputs.
+// internal precision are unspecified (the PTX ISA does not specify them), so bitwise checks use exact inputs.
 #include <cmath>
 #include <cstring>
 

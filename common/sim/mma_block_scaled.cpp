@@ -6,7 +6,7 @@
 // Models (PTX ISA 9.0: §9.7.16.9.2 tcgen05.cp, §9.7.16.2.3 data-movement shapes, §9.7.16.10.7
 // block scaling, §9.7.16.4.2 Table 44 block-scaled instruction descriptor, §9.7.16.10.9
 // tcgen05.mma, §9.7.16.6.2 / §9.7.16.6.4 pipelining and cross-thread ordering, §5.2.3 E2M1 and
-// UE4M3; facts §11; CUTLASS SM100_MMA_MXF4_SS / tmem_sf_frg where the ISA's figures are missing):
+// UE4M3; PTX ISA §9.7.16.10.7; CUTLASS SM100_MMA_MXF4_SS / tmem_sf_frg where the ISA's figures are missing):
 //  * tcgen05.cp.32x128b.warpx4: 32 rows x 16 bytes from a K-major, unswizzled shared-memory
 //    descriptor (row r at start + (r/8)*SBO + (r%8)*16) into TMEM, multicast to all four 32-lane
 //    quarters: byte j of row r lands in lanes r + 32w (w = 0..3), column C0 + j/4, byte j%4. It
@@ -20,7 +20,7 @@
 //    A (128 rows) and B (N rows) are 32 bytes per row of packed E2M1 (lower K index in the low
 //    nibble), fetched through the decoded descriptors exactly as kind::f16 fetches its operands
 //    (any canonical K-major layout: none, 32/64/128B swizzle); the mxf4 kinds cannot transpose.
-//    Scales (§9.7.16.10.7, facts §11.6): the scale of row r of A for K block s (16 elements) is
+//    Scales (§9.7.16.10.7, CUTLASS tmem_sf_frg in cute/atom/mma_traits_sm100_frag.hpp): the scale of row r of A for K block s (16 elements) is
 //    byte s of the TMEM cell in lane r%32 (+32w for each quarter w), column (SFA column) + r/32;
 //    the same for B with its N rows. The four quarters must hold identical copies (the ISA
 //    requires the duplication); the emulator reads all four and reports a difference.

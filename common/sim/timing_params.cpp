@@ -45,9 +45,9 @@ const Param kDefaultParams[kNumParams] = {
     {"tcgen05.mma latency beyond II, cta_group::2", 134, "cycles", "measured",
      "SemiAnalysis umma_latency: 130-138; the middle"},
     {"MMA shared-memory operand read", 128, "B/cycle/SM", "derived",
-     "SS throughput below N=128 in SemiAnalysis umma_throughput (facts sheet)"},
+     "SS throughput below N=128 in SemiAnalysis umma_throughput"},
     {"TMA latency", 632, "ns", "derived",
-     "SemiAnalysis tma2d_latency, 1 CTA/SM, small tiles: 1413 cycles at 1.965 GHz = 719 ns (facts sheet; the raw medians scatter "
+     "SemiAnalysis tma2d_latency, 1 CTA/SM, small tiles: 1413 cycles at 1.965 GHz = 719 ns (the raw medians scatter "
      "490-1455 ns), less the per-box time below (82 ns) and a 1 KiB box's bytes (5 ns), which the model charges separately"},
     {"TMA throughput of one SM", 204, "GB/s", "derived",
      "bytes beyond the per-box time: 135 GB/s all-in for 32 KB boxes (StuartSul/gpu-experiments blackwell/098: 16 x 32 KB per SM "
@@ -83,7 +83,7 @@ const Param kDefaultParams[kNumParams] = {
      "to 2.15x (all SMs) a full one; carried unchanged (a property of the L1/L2 write path; risk: Blackwell may merge partial writes better)"},
     {"store: chip L2 write rate, lines", 382, "lines/ns", "measured",
      "H100 303 lines/ns (128-byte lines per warp store instruction, fit of the one-wave store cases, results/micro_h100.csv) "
-     "x 1.26 = B200/H100 L2 read bandwidth (20.4 TB/s published / 16.2 TB/s H100 TMA, facts sheet); risk: B200's two-die L2"},
+     "x 1.26 = B200/H100 L2 read bandwidth (20.4 TB/s published / 16.2 TB/s H100 TMA, params_h100.txt); risk: B200's two-die L2"},
     {"store: chip L2 write rate, sectors", 261, "sectors/ns", "measured",
      "H100 207 full 32-byte sectors/ns (6.6 TB/s, same fit) x 1.26 (same rule and risk)"},
     {"CTA setup: fence.mbarrier_init", 400, "cycles", "measured",

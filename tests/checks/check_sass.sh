@@ -56,6 +56,13 @@ declare -A expect=(
   # ATOMG...STRONG.GPU + CCTL.IVALL (acquire: drop stale L1 lines); st.relaxed.gpu = STG.E.STRONG.GPU;
   # the partials' 16-byte st/ld.global.v4 = STG.E.128 / LDG.E.128.
   [step10]="UTCOMMA.4X !UTCHMMA UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ LDTM UTMALDG.2D\$ F2FP.F16.F32.PACK_AB ATOMG.E.ADD.STRONG.GPU MEMBAR.ALL.GPU CCTL.IVALL STG.E.STRONG.GPU LDG.E.128 STG.E.128"
+  # step 11: step 10's, plus the 3-D boxes of two k-tiles (UTMALDG.3D; the 2-D ones stay for a
+  # tail or lone k-tile) and step 08's TMA-store epilogue (STS.128 staging, the proxy fence, the
+  # store, the wait for its reads).
+  # step 12: step 11's mainloop and C, no workspace atom; the DSMEM exchange: the bulk copy shared::cta ->
+  # shared::cluster (UBLKCP.S.S), the 16-byte ld.shared::cluster (LD.E.128), the cluster barriers.
+  [step12]="UTCOMMA.4X !UTCHMMA UTCCP.T.S.4 UBLKCP.S.G UBLKCP.S.S UTCBAR\$ LDTM UTMALDG.3D UTMALDG.2D\$ UTMASTG.2D FENCE.VIEW.ASYNC.S STS.128 LD.E.128 UCGABAR_ARV UCGABAR_WAIT F2FP.F16.F32.PACK_AB !ATOMG"
+  [step11]="UTCOMMA.4X !UTCHMMA UTCCP.T.S.4 UBLKCP.S.G UTCBAR\$ LDTM UTMALDG.3D UTMALDG.2D\$ UTMASTG.2D FENCE.VIEW.ASYNC.S DEPBAR.LE STS.128 F2FP.F16.F32.PACK_AB ATOMG.E.ADD.STRONG.GPU MEMBAR.ALL.GPU CCTL.IVALL STG.E.STRONG.GPU LDG.E.128 STG.E.128"
 )
 # The compute capabilities (major*10 + minor) each object's SASS must load on (default: 100 103).
 declare -A loads_on=(

@@ -209,9 +209,9 @@ inline bool any_nan(const std::vector<float>& x) {
 // `span` names how a K-major tile of `rows` x `k` BF16 elements lies in shared memory:
 //   0          no swizzle, core matrices: [k/8 k-groups][rows][8 elements] (step 01's layout; one
 //              8-row x 16-byte core matrix = 128 contiguous bytes)
-//   1          plain row-major, rows of k*2 bytes, no swizzle (the seed's failed first attempt)
+//   1          plain row-major, rows of k*2 bytes, no swizzle (the failed first attempt in "tcgen05 for dummies")
 //   32/64/128  one swizzle-atom column: rows of `span` bytes (k*2 == span), 16-byte chunks XOR-
-//              swizzled on absolute address bits (facts §2)
+//              swizzled on absolute address bits (PTX ISA §5.5.7; CUTLASS cute/swizzle.hpp)
 constexpr uint32_t kCoreMatrices = 0, kRowMajor = 1;
 
 // Absolute shared address of element (row, kk) of a tile placed at `tile` (1024-byte aligned).
@@ -224,7 +224,7 @@ __device__ inline uint32_t place_addr(uint32_t span, uint32_t rows, uint32_t k, 
 }
 
 // The same placement written from the ISA's TMA swizzle tables instead of tcg::swizzle_addr
-// (facts §2.2: in 128-byte line L, logical 16-byte chunk c is stored at chunk c ^ (L % 8) for
+// (PTX ISA §5.5.7; CUtensorMapSwizzle in cuda.h: in 128-byte line L, logical 16-byte chunk c is stored at chunk c ^ (L % 8) for
 // 128B, c ^ (L % 4) for 64B, c ^ (L % 2) for 32B). Byte offset from a 1024-aligned tile start.
 inline uint32_t isa_place(uint32_t span, uint32_t rows, uint32_t k, uint32_t row, uint32_t kk) {
   if (span == kCoreMatrices) return (kk / 8) * rows * 16 + row * 16 + (kk % 8) * 2;

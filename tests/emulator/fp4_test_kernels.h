@@ -23,7 +23,7 @@ namespace fp4 {
 
 // ============================================================================ formats (host side)
 
-// E2M1 (PTX ISA §5.2.3; facts §11.2): codes 0-7 = 0, 0.5, 1, 1.5, 2, 3, 4, 6; 8-15 negated.
+// E2M1 (PTX ISA §5.2.3): codes 0-7 = 0, 0.5, 1, 1.5, 2, 3, 4, 6; 8-15 negated.
 const float kE2M1[16] = {0.f, 0.5f, 1.f, 1.5f, 2.f, 3.f, 4.f, 6.f, -0.f, -0.5f, -1.f, -1.5f, -2.f, -3.f, -4.f, -6.f};
 
 // UE4M3 from its definition: exponent bits 6-3 (bias 7), mantissa 2-0; subnormal for e = 0.
@@ -84,8 +84,8 @@ constexpr uint32_t kFp4Smem = kBars + 64 + tcg::kSmemAlignSlack;
 constexpr uint32_t kTmemCols = 512, kSfaCol = 256, kSfbCol = 272;  // SFA j at 256 + 4j, SFB j at 272 + 8j
 
 // Byte `kb` of row `row` of an operand tile of `rows` rows: 128B swizzle (8-row atoms of 128-byte
-// rows, 16-byte chunk c of line L stored at chunk c ^ (L % 8), facts §2.2) or core matrices
-// ([16-byte K chunk][row][16 bytes], facts §1.3).
+// rows, 16-byte chunk c of line L stored at chunk c ^ (L % 8), PTX ISA §5.5.7; CUtensorMapSwizzle in cuda.h) or core matrices
+// ([16-byte K chunk][row][16 bytes], PTX ISA §9.7.16.3.3; CUTLASS cute/arch/mma_sm100_desc.hpp).
 __device__ inline uint32_t operand_offset(bool swizzle, uint32_t rows, uint32_t row, uint32_t kb) {
   if (swizzle) return row * 128 + 16 * (((kb / 16) ^ (row % 8)) & 7) + kb % 16;
   return (kb / 16) * rows * 16 + row * 16 + kb % 16;
@@ -235,7 +235,7 @@ inline Fp4Data make_data(uint32_t n, uint32_t num_mma, uint32_t salt) {
   auto pack = [&](const std::vector<uint8_t>& codes, uint32_t rows) {
     std::vector<uint8_t> p(rows * d.kbytes);
     for (uint32_t r = 0; r < rows; ++r)
-      for (uint32_t kb = 0; kb < d.kbytes; ++kb)  // lower K index in the low nibble (facts §11.2)
+      for (uint32_t kb = 0; kb < d.kbytes; ++kb)  // lower K index in the low nibble (PTX ISA §5.2.3)
         p[r * d.kbytes + kb] = uint8_t(codes[r * K + 2 * kb] | codes[r * K + 2 * kb + 1] << 4);
     return p;
   };
@@ -250,7 +250,7 @@ inline Fp4Data make_data(uint32_t n, uint32_t num_mma, uint32_t salt) {
       for (uint32_t s = 0; s < 4; ++s) {
         const double v = kScales[(mix(m, j, salt + 5) + 3 * s) % 10];
         d.sa[(j * 128 + m) * 4 + s] = v;
-        d.sfa[512 * j + (m % 32) * 16 + (m / 32) * 4 + s] = ue4m3_byte(v);  // the 128x4 atom, facts §11.3
+        d.sfa[512 * j + (m % 32) * 16 + (m / 32) * 4 + s] = ue4m3_byte(v);  // the 128x4 atom (CUTLASS sm100_blockscaled_layout.hpp)
       }
     for (uint32_t nn = 0; nn < n; ++nn)
       for (uint32_t s = 0; s < 4; ++s) {

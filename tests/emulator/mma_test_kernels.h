@@ -213,7 +213,7 @@ inline CaseResult run_case(MmaCase c, const Operands& op, bool images = false) {
   return r;
 }
 
-// The descriptor parameters of the canonical K-major layout of `span` (facts §1.3/§1.4): for the
+// The descriptor parameters of the canonical K-major layout of `span` (PTX ISA §9.7.16.3.1-9.7.16.3.3; CUTLASS cute/arch/mma_sm100_desc.hpp): for the
 // core-matrix layout LBO = rows * 16 (next k-group), SBO = 128 (next 8 rows) and one MMA (32 bytes
 // of K = two k-groups) later starts 2 * rows * 16 bytes on; swizzled: SBO = 8 rows * span, LBO
 // unused (16), and the K step is +32 bytes inside the row.

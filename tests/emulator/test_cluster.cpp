@@ -4,10 +4,11 @@
 // shared memory, barrier and diagnostics are in test_cluster_sync.cpp.
 //
 // Every kernel here is hand-made for one rule and uses only the ptx.cuh wrappers, launched with a
-// cluster shape in the emulator. Expected values come from the CPU and from the fact sheet
-// (shared/reference/tcgen05-facts.md, "facts §n"): the cta_group::2 operand split and D layouts A
-// and B (§6.3, §10), multicast and 2-CTA TMA (§9.1), remote mbarrier arrivals and the cluster
-// barrier (§8.3), the peer-bit trick (§8.4). Each test says what it guards, i.e. what would go
+// cluster shape in the emulator. Expected values come from the CPU, the PTX ISA and CUTLASS
+// (docs/references.md): the cta_group::2 operand split and D layouts A and B (PTX ISA §9.7.16.5,
+// §9.7.16.10.5; CUTLASS mma_traits_sm100.hpp), multicast and 2-CTA TMA (§9.7.9.25.5.2), remote
+// mbarrier arrivals and the cluster barrier (§9.7.13.15; CUTLASS barrier.h), the peer-bit trick
+// (CUTLASS copy_sm100_tma.hpp). Each test says what it guards, i.e. what would go
 // unnoticed if the emulator did not model the rule. Outcomes that must not depend on the
 // schedule are checked under seeds 1 (random), 2 (eager) and 4 (lazy asynchronous completion).
 #include <doctest/doctest.h>
@@ -95,7 +96,7 @@ __global__ void pair_mma_kernel(const __grid_constant__ CUtensorMap map_a, const
   tcg::mbarrier_wait_parity(done, 0);
   tcg::tcgen05_fence_after_thread_sync();
   // Layout A (M = 256): lane l holds local row l, columns [0, N). Layout B (M = 128): lane l holds
-  // local row l % 64, columns [N/2 * (l / 64), +N/2) in TMEM columns [0, N/2) (facts §6.3).
+  // local row l % 64, columns [N/2 * (l / 64), +N/2) in TMEM columns [0, N/2) (PTX ISA §9.7.16.10.5; CUTLASS cute/atom/mma_traits_sm100_frag.hpp).
   const uint32_t tl = warp * 32 + lane;
   const bool layout_b = c.m == 128;
   const uint32_t row = layout_b ? tl % 64 : tl, first_col = layout_b ? (tl / 64) * n_per : 0;
@@ -197,7 +198,7 @@ __global__ void tma_2sm_kernel(const __grid_constant__ CUtensorMap map, uint16_t
   tcg::cluster_sync();
   if (threadIdx.x == 0) {
     const uint32_t leader_bar = tcg::mapa_shared_cluster(bar, rank & ~1u);
-    if (rank == 1) flags[2] = (bar & 0xFEFFFFFFu) == leader_bar;  // CUTLASS's peer-bit trick (facts §8.4)
+    if (rank == 1) flags[2] = (bar & 0xFEFFFFFFu) == leader_bar;  // CUTLASS's peer-bit trick (CUTLASS cute/arch/copy_sm100_tma.hpp)
     if (rank == 0) tcg::mbarrier_arrive_expect_tx(bar, 2 * kBoxBytes);
     tcg::tma_load_2d_2sm(base, &map, 0, int32_t(16 * rank), leader_bar);
     if (rank == 0) {

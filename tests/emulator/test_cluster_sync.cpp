@@ -4,10 +4,11 @@
 // CTA rank. The pair MMA, TMA and commit paths are in test_cluster.cpp.
 //
 // Every kernel here is hand-made for one rule and uses only the ptx.cuh wrappers, launched with a
-// cluster shape in the emulator. Expected values come from the CPU and from the fact sheet
-// (shared/reference/tcgen05-facts.md, "facts §n"): the cta_group::2 operand split and D layouts A
-// and B (§6.3, §10), multicast and 2-CTA TMA (§9.1), remote mbarrier arrivals and the cluster
-// barrier (§8.3), the peer-bit trick (§8.4). Each test says what it guards, i.e. what would go
+// cluster shape in the emulator. Expected values come from the CPU, the PTX ISA and CUTLASS
+// (docs/references.md): the cta_group::2 operand split and D layouts A and B (PTX ISA §9.7.16.5,
+// §9.7.16.10.5; CUTLASS mma_traits_sm100.hpp), multicast and 2-CTA TMA (§9.7.9.25.5.2), remote
+// mbarrier arrivals and the cluster barrier (§9.7.13.15; CUTLASS barrier.h), the peer-bit trick
+// (CUTLASS copy_sm100_tma.hpp). Each test says what it guards, i.e. what would go
 // unnoticed if the emulator did not model the rule. Outcomes that must not depend on the
 // schedule are checked under seeds 1 (random), 2 (eager) and 4 (lazy asynchronous completion).
 #include <doctest/doctest.h>

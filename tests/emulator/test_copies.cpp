@@ -4,8 +4,8 @@
 // names the bad parameter and the caller's line.
 //
 // Each test is a real kernel written like the steps (kernel_common.cuh wrappers only), launched
-// on one CTA in the emulator; the expected side is computed on the CPU from the PTX ISA as
-// summarised in shared/reference/tcgen05-facts.md ("facts §n"). Split from the former
+// on one CTA in the emulator; the expected side is computed on the CPU from the PTX ISA
+// (docs/references.md lists the sections and the CUTLASS headers cited). Split from the former
 // test_emulator.cpp by mechanism, as common/sim/ is split.
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 // Its diagnostics are in test_fp4_diagnostics.cpp.
 //
 // Every test is a small real kernel written with the ptx.cuh wrappers only, launched in the
-// emulator on one CTA. The expected side is computed here from the PTX ISA as the fact sheet
-// shared/reference/tcgen05-facts.md summarises it (facts §11): the E2M1 / UE4M3 tables of
+// emulator on one CTA. The expected side is computed here from the PTX ISA
+// (§9.7.16.10.7; docs/references.md): the E2M1 / UE4M3 tables of
 // §5.2.3, the 512-byte scale-factor atom (byte (r%32)*16 + (r/32)*4 + s for row r, block s), the
 // 32x128b.warpx4 placement (byte j of source row r -> lanes r + 32w, column C0 + j/4, byte j%4)
 // and D += sum_s sa*sb*dot16. Operands and scales are chosen so every sum is exact in FP32 (the
@@ -58,9 +58,9 @@ TEST_CASE("fp4: UE4M3 decodes normals, subnormals, 448, and refuses NaN and the 
 }
 
 TEST_CASE("fp4: make_idesc_mxf4nvf4 fields and decode") {
-  CHECK(tcg::make_idesc_mxf4nvf4(128, 256) == 0x08400480u);  // facts §3.4
+  CHECK(tcg::make_idesc_mxf4nvf4(128, 256) == 0x08400480u);  // hand-encoded from PTX ISA §9.7.16.4.2 (CUTLASS agrees: tests/unit/test_cutlass.cpp)
   CHECK(tcg::make_idesc_mxf4nvf4(128, 128) == 0x08200480u);
-  CHECK(tcg::make_idesc_mxf4nvf4(128, 256, false, 2, 2) == 0x48c004a0u);  // UE8M0, SF IDs 2 (facts §3.4, kind::mxf4)
+  CHECK(tcg::make_idesc_mxf4nvf4(128, 256, false, 2, 2) == 0x48c004a0u);  // UE8M0, SF IDs 2 (hand-encoded from PTX ISA §9.7.16.4.2, kind::mxf4)
   const tcg::IdescBlockScaled d = tcg::decode_idesc_block_scaled(tcg::make_idesc_mxf4nvf4(128, 72, true, 1, 3));
   CHECK(d.m == 128);
   CHECK(d.n == 72);

@@ -5,8 +5,8 @@
 // statistics of block-scaled MMAs. The formats and the correct MMA are in test_fp4.cpp.
 //
 // Every test is a small real kernel written with the ptx.cuh wrappers only, launched in the
-// emulator on one CTA. The expected side is computed here from the PTX ISA as the fact sheet
-// shared/reference/tcgen05-facts.md summarises it (facts §11): the E2M1 / UE4M3 tables of
+// emulator on one CTA. The expected side is computed here from the PTX ISA
+// (§9.7.16.10.7; docs/references.md): the E2M1 / UE4M3 tables of
 // §5.2.3, the 512-byte scale-factor atom (byte (r%32)*16 + (r/32)*4 + s for row r, block s), the
 // 32x128b.warpx4 placement (byte j of source row r -> lanes r + 32w, column C0 + j/4, byte j%4)
 // and D += sum_s sa*sb*dot16. Operands and scales are chosen so every sum is exact in FP32 (the

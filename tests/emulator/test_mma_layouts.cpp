@@ -1,11 +1,11 @@
 // test_mma_layouts.cpp — tcgen05.mma's shared-memory operands in the emulator (common/sim/mma.cpp):
 // the canonical K-major layouts (no swizzle, 32/64/128-byte swizzle) placed by TMA and by hand,
-// bit for bit against the ISA's tables; the K advance inside a swizzle row; the seed's failed
+// bit for bit against the ISA's tables; the K advance inside a swizzle row; the blog post's failed
 // no-swizzle attempt; and the descriptor and instruction-shape diagnostics.
 //
 // Each test is a real kernel written like the steps (kernel_common.cuh wrappers only), launched
-// on one CTA in the emulator; the expected side is computed on the CPU from the PTX ISA as
-// summarised in shared/reference/tcgen05-facts.md ("facts §n"). Split from the former
+// on one CTA in the emulator; the expected side is computed on the CPU from the PTX ISA
+// (docs/references.md lists the sections and the CUTLASS headers cited). Split from the former
 // test_emulator.cpp by mechanism, as common/sim/ is split.
 #include <doctest/doctest.h>
 
@@ -105,9 +105,9 @@ TEST_CASE("emulator: 128B swizzle K advance: +32 bytes per MMA is right, +16 and
   }
 }
 
-// ============================================================================ 2. the seed's no-swizzle attempt
+// ============================================================================ 2. the blog post's no-swizzle attempt
 
-TEST_CASE("emulator: the seed's failed no-swizzle attempt (row-major, LBO 16, SBO 1024) gives wrong results") {
+TEST_CASE("emulator: the blog post's failed no-swizzle attempt (row-major, LBO 16, SBO 1024) gives wrong results") {
   SimOptions opt(4);
   const Operands op = make_operands(64, 128, 21);  // BLOCK_M = BLOCK_N = 128, BLOCK_K = 64
   const std::vector<float> ref = reference(op, 64);

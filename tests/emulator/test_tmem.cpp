@@ -3,8 +3,8 @@
 // outside the allocation, a dealloc under a running MMA, and the tcgen05.ld.16x256b per-thread map.
 //
 // Each test is a real kernel written like the steps (kernel_common.cuh wrappers only), launched
-// on one CTA in the emulator; the expected side is computed on the CPU from the PTX ISA as
-// summarised in shared/reference/tcgen05-facts.md ("facts §n"). Split from the former
+// on one CTA in the emulator; the expected side is computed on the CPU from the PTX ISA
+// (docs/references.md lists the sections and the CUTLASS headers cited). Split from the former
 // test_emulator.cpp by mechanism, as common/sim/ is split.
 #include <doctest/doctest.h>
 
@@ -202,7 +202,7 @@ TEST_CASE("emulator: tcgen05.dealloc while an MMA into those columns is in fligh
 
 // ============================================================================ 2. tcgen05.ld 16x256b
 
-TEST_CASE("emulator: tcgen05.ld.16x256b per-thread map (facts §6.4)") {
+TEST_CASE("emulator: tcgen05.ld.16x256b per-thread map (PTX ISA §9.7.16.8.3; CUTLASS cute/atom/copy_traits_sm100.hpp)") {
   SimOptions opt(6);
   // D[m][n] = m + 128 n, unique per element: A[m][0] = m, A[m][1] = 1; B[n][0] = 1, B[n][1] = 128 n.
   const uint32_t N = 64;

@@ -16,7 +16,14 @@
 # Each case runs with SHAPE below, or with the arguments in ARGS when the case sets it
 # (ARGS="--m ... --sim-sms N" case_ ...): a case that needs several tiles per CTA pair (step 06)
 # passes its own shape and emulated SM count.
-# Usage: tests/steps/break_it.sh [CASE-NAME-SUBSTRING]
+# Usage: tests/steps/break_it.sh [--build-only|--diff] [CASE-NAME-SUBSTRING]
+#   --build-only NAME  only write build/break_it/NAME.cu and build NAME (tests/checks/docs_quotes.py
+#                      runs the commands the pages quote with them)
+#   --diff NAME        print the change of case NAME as a diff against the current step source
+#                      (the diffs the pages quote)
+#   --run NAME SEED    build NAME if it is older than its sources, run it under SEED with its
+#                      case's arguments, print the command line and the output from the first
+#                      "tcsim:" or "check:" line on (no timings; the outputs the pages quote)
 set -u
 cd "$(dirname "$0")/../.."
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
@@ -26,6 +33,11 @@ read -r -a COMMON_OBJS <<<"$(make -s --no-print-directory common-objs)" || exit 
 read -r -a LINK_LIBS <<<"$(make -s --no-print-directory link-libs)" || exit 1
 [ ${#COMMON_OBJS[@]} -gt 0 ] || { echo "break_it.sh: make common-objs printed nothing"; exit 1; }
 SHAPE=(--m 256 --n 256 --k 1024 --inputs integer)
+build_only=0 diff_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
+if [ "${1:-}" = --diff ]; then diff_only=1; build_only=1; shift; fi
+run_seed=""
+if [ "${1:-}" = --run ]; then run_seed=${3:?usage: break_it.sh --run NAME SEED}; build_only=1; shift; fi
 filter=${1:-}
 passed=0 failed=0
 
@@ -34,6 +46,7 @@ case_() {
   local name=$1 src=$2 expect=$3
   shift 3
   [[ -n "$filter" && "$name" != *"$filter"* ]] && return
+  [[ $build_only = 1 && "$name" != "$filter" ]] && return
   local mod="$OUT/$name.cu" bin="$OUT/$name"
   if ! python3 - "$src" "$mod" "$@" <<'EOF'
 import sys
@@ -50,11 +63,31 @@ EOF
   then
     echo "FAIL  $name: could not apply the change"; failed=$((failed + 1)); return
   fi
-  if ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
+  if [ $diff_only = 1 ]; then
+    python3 - "$src" "$mod" <<'EOF'
+import difflib, sys
+src, mod = sys.argv[1:]
+a = open(src).read().replace('#include "../common/', '#include "common/').splitlines()
+b = open(mod).read().splitlines()
+for line in list(difflib.unified_diff(a, b, lineterm="", n=0))[2:]:
+    print(line)
+EOF
+    passed=$((passed + 1)); return
+  fi
+  if [ -n "$run_seed" ] && [ -x "$bin" ] && [ -z "$(find "$src" "$0" "${COMMON_OBJS[@]}" -newer "$bin" 2>/dev/null | head -1)" ]; then
+    :  # the binary is newer than its step, this script and common/: no rebuild
+  elif ! g++ -std=c++17 -O1 -w -Wno-psabi -I. -I"$CUDA_HOME/include" -DTCG_SIM -DTCG_SIM_MAIN -x c++ "$mod" -x none \
       "${COMMON_OBJS[@]}" \
       "${LINK_LIBS[@]}" -o "$bin" 2>"$OUT/$name.log"; then
     echo "FAIL  $name: does not compile"; cat "$OUT/$name.log"; failed=$((failed + 1)); return
   fi
+  if [ -n "$run_seed" ]; then
+    if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
+    echo "\$ $bin --sim ${run_args[*]} --sim-seed $run_seed"
+    "$bin" --sim "${run_args[@]}" --sim-seed "$run_seed" 2>&1 | sed -n '/^\(tcsim\|check\|step[0-9]*: error\):/,$p' | grep -v '^\(wall\|emulated\):'
+    passed=$((passed + 1)); return
+  fi
+  if [ $build_only = 1 ]; then echo "built $bin"; passed=$((passed + 1)); return; fi
   local ok=0 how="" out rc seed run_args n_ok=0
   if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
   for seed in 1 2 3 4 5 6; do
@@ -428,5 +461,63 @@ ARGS=$S10_ARGS case_ s10-no-barrier-after-acquire $S10 "diag:global load before 
       // 3.' '      tcgen05_fence_after_thread_sync();  // warps 3-5 do not wait for the acquire
       // 3.'
 
-echo "break-it cases: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+# step 11 (NVFP4 split-K, 2 k-tiles per stage, TMA-store C). S11_ARGS: step 10's shape, where step
+# 11's rule takes S = 3 (12, 11, 11 k-tiles: the last split ends with a lone k-tile, the 1-step
+# tail k-tile). S11_ONE: the same on 2 SMs, S = 1: the tail k-tile is the second of a stage.
+S11=steps/step11_nvfp4_wide_copies.cu
+S11_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
+S11_ONE="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 2"
+ARGS=$S11_ONE case_ s11-3d-box-over-tail $S11 wrong \
+  'if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {' 'if (kts == KT_PER_STAGE) {  // "the box stops at K anyway"'
+ARGS=$S11_ARGS case_ s11-lone-k-tile-as-pair $S11 "diag:tx-count" \
+  'if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {' 'if (kt0 + KT_PER_STAGE <= full_k_tiles) {  // "a box of 2 is as cheap"'
+ARGS=$S11_ARGS case_ s11-scales-of-one-k-tile $S11 wrong \
+  '        for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);' '        ksteps = ksteps_of(kt0);  // step 10'"'"'s scale bytes: one k-tile'"'"'s'
+ARGS="--m 128 --n 256 --k 4096 --inputs integer --sim-sms 4" case_ s11-n64-lower-half-scales $S11 wrong \
+  'const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;' 'const uint32_t sfb_half_cols = 0;  // "the atom starts at its tile"' \
+  'p.block_n = block_n_for(m, n, p.k_tiles, sms);' 'p.block_n = 64;'
+ARGS=$S11_ARGS case_ s11-no-proxy-fence $S11 "diag:missing fence.proxy.async" \
+  '        fence_proxy_async_shared_cta();  // this lane' '        // this lane'
+ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \
+  '      if (tma_c && lane == STORE_LANE) bulk_wait_group_read<0>();
+' ''
+
+# step 12 (split-K reduced in a cluster through DSMEM). S12_ARGS: 2 tiles of 128 x 128, 34
+# k-tiles, clusters of S = 4 forced (each rank owns one quarter and receives three copies).
+# Reading before the peers' copies landed shows as copies still in flight at exit (the owner no
+# longer waits for them); without the first cluster barrier a peer's copy completes on a receive
+# barrier whose init was never published to it (that barrier is also what says "my ring is free").
+S12=steps/step12_nvfp4_cluster_reduce.cu
+S12_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
+ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asynchronous work in flight" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed' \
+  '        // "the cluster barrier already synchronised the CTAs"'
+ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its init was published" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '    cluster_arrive_relaxed();
+    cluster_wait();
+    tcgen05_fence_after_thread_sync();
+  }
+
+  if (warp >= 2) {' '    tcgen05_fence_after_thread_sync();  // "the receive barriers order the copies"
+  }
+
+  if (warp >= 2) {'
+ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its cluster peer can still reach it" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '  if (splits > 1) {
+    cluster_arrive_relaxed();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }' '  __syncthreads();  // "each CTA waited for what it receives"'
+ARGS=$S12_ARGS case_ s12-slot-of-the-owner $S12 wrong \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, owner + 1), uint32_t(owner))'
+ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" \
+  'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
+  '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
+
+[ $diff_only = 1 ] || [ -n "$run_seed" ] || echo "break-it cases: $passed passed, $failed failed"
+[ "$failed" = 0 ] && { [ "$passed" -gt 0 ] || [ $build_only = 0 ]; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_predict.sh — the B200 timing model and the emulator's traces as a user meets them, through
 # the step binaries (built by `make all`; no GPU needed):
-#   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-10 (07, 10: NVFP4, K must be a
+#   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-12 (07, 10-12: NVFP4, K must be a
 #     multiple of 64, which 512 is) exits 0 within the time limit and prints exactly one line
 #     "predicted B200: X TFLOPS ..." with X > 0, and one "range: B200 LO - HI TFLOPS" line with
 #     LO <= X <= HI;
@@ -28,8 +28,8 @@ bad() {  # bad WHAT [OUTPUT]
   return 0
 }
 
-# ---------------------------------------------------------------- --predict, steps 01-10
-for n in 01 02 03 04 05 06 07 08 09 10; do
+# ---------------------------------------------------------------- --predict, steps 01-12
+for n in 01 02 03 04 05 06 07 08 09 10 11 12; do
   step=step$n
   args=(--predict --m 256 --n 256 --k 512)
   what="$step ${args[*]}"
@@ -112,8 +112,39 @@ PY
   refuse step00 "timing model covers the tcgen05 steps" --predict --m 256 --n 256 --k 64
   refuse step00 "trace this step on a GPU" --sim --m 256 --n 256 --k 64 --trace "$tmp/never.json"
   refuse step04 "needs --trace FILE" --sim --trace-ctas 1
+  # a flag a step cannot run: one line, exit 2, before any header (a pair step on one SM)
+  refuse step08 "needs at least 2 SMs" --sim-sms 1
+  refuse step05 "needs at least 2 SMs" --sim --sim-sms 1
   refuse step04 "--check and --predict contradict" --predict --check
 fi
+
+# ---------------------------------------------------------------- the command line's messages
+# A flag the step cannot run is refused before anything else is printed: exactly one line, exit 2.
+for args in "step08 --sim-sms 1" "step06 --sim-sms 1 --m 256" "step09 --predict --sim-sms 1"; do
+  set -- $args
+  out=$(timeout "$LIMIT" ./"$@" 2>&1); rc=$?
+  if [ "$rc" = 2 ] && [ "$(grep -c . <<<"$out")" = 1 ]; then ok "$args: exit 2, one line: $out"
+  else bad "$args: expected exit 2 and exactly one line (got exit $rc)" "$out"; fi
+done
+# Without a GPU, the first line says so plainly; the runtime's words only under --verbose.
+first=$(timeout "$LIMIT" ./step04 --m 128 --n 128 --k 64 2>&1 | head -1)
+case $first in
+  *"no GPU here: running in the tcgen05 emulator"*)
+    if grep -q cudaError <<<"$first"; then bad "step04 without a GPU: the runtime's error text without --verbose" "$first"
+    else ok "step04 without a GPU: \"$first\""; fi
+    verbose=$(timeout "$LIMIT" ./step04 --m 128 --n 128 --k 64 --verbose 2>&1 | head -1)
+    if grep -q "found" <<<"$verbose"; then ok "step04 --verbose names what the runtime found: \"$verbose\""
+    else bad "step04 --verbose: expected the runtime's words" "$verbose"; fi ;;
+  *"running in the tcgen05 emulator"*) ok "step04 on a machine with a GPU that cannot run it: \"$first\"" ;;
+  *) ok "step04 ran on a GPU" ;;
+esac
+# Step 08 says which epilogue ran: TMA stores when N % 8 == 0, step 06's stores otherwise.
+for n_want in "256:epilogue: TMA stores" "260:epilogue: step 06's direct global stores"; do
+  n=${n_want%%:*} want=${n_want#*:}
+  out=$(timeout "$LIMIT" ./step08 --sim --m 256 --n "$n" --k 64 --inputs integer 2>&1); rc=$?
+  if [ "$rc" = 0 ] && grep -q "^$want" <<<"$out"; then ok "step08 --n $n: \"$(grep '^epilogue:' <<<"$out")\""
+  else bad "step08 --n $n: expected exit 0 and a line starting '$want'" "$out"; fi
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

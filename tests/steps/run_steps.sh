@@ -33,17 +33,20 @@ PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(),
 TMA_STORE_STEPS=" step08 step09 "  # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)
 CLC_STEPS=" step09 "            # one pair per tile, tiles taken over with clusterlaunchcontrol.try_cancel
 NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)
-SPLITK_STEPS=" step10 "         # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
+SPLITK_STEPS=" step10 step11 step12 "  # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
+WIDE_COPY_STEPS=" step11 "      # NVFP4, 2 k-tiles per stage (3-D boxes, 2-D for a tail or lone k-tile), C by TMA stores
+CLUSTER_REDUCE_STEPS=" step12 "  # NVFP4 split-K in a cluster of S = 1, 2, 4 CTAs, partials exchanged through DSMEM
 passed=0 failed=0 expected=0
-run() {  # run STEP ARGS...
+run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown)
   local step=$1; shift
-  local out
+  local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
+  env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
   if out=$(./"$step" --sim "$@" 2>&1); then
     passed=$((passed + 1))
-    printf 'ok    %s %s  [%s]\n' "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
+    printf 'ok    %s%s %s  [%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
   else
     failed=$((failed + 1))
-    printf 'FAIL  %s %s\n%s\n' "$step" "$*" "$out"
+    printf 'FAIL  %s%s %s\n%s\n' "$env_shown" "$step" "$*" "$out"
   fi
 }
 run_clc() {  # run_clc STEP some|none ARGS...: passes only if the run verifies, reports failed requests,
@@ -85,6 +88,45 @@ for step in "$@"; do
     run "$step" --m 128 --n 1792 --k 4096 --inputs integer --sim-sms 37               # shape 1 scaled by 1/4: 14 tiles, S = 2
     run "$step" --m 128 --n 1024 --k 7168 --inputs random --sim-sms 37 --sim-seed 2  # shape 2 scaled: 8 tiles, S = 4 of 28
     run "$step" --m 128 --n 1024 --k 7168 --inputs random --sim-sms 37 --sim-seed 5
+    if [[ "$WIDE_COPY_STEPS" == *" $step "* ]]; then
+      # Stages of 2 k-tiles: a split of an odd k-tile count ends with a lone k-tile (2-D boxes),
+      # K with no whole k-tile has no 3-D box at all, and C goes out by TMA stores only when
+      # N % 8 == 0: boxes clipped at M and N, a sub-tile wholly beyond N (N = 136, 72), S > 1 too.
+      expected=$((expected + 8))
+      run "$step" --m 50 --n 200 --k 4160 --inputs integer --sim-sms 12                 # 2 tiles, S = 4 of 17: 5,4,4,4; C clipped
+      run "$step" --m 50 --n 200 --k 4160 --inputs random --sim-sms 12 --sim-seed 3
+      run "$step" --m 130 --n 72 --k 1792 --inputs integer                            # 2 row tiles, 7 k-tiles, sub-tile 1 beyond N
+      run "$step" --m 130 --n 72 --k 1792 --inputs random --sim-seed 1
+      run "$step" --m 128 --n 136 --k 192 --inputs integer                            # K of 3 k-steps: no whole k-tile
+      run "$step" --m 256 --n 256 --k 3328 --inputs integer --sim-sms 4                 # 4 tiles, S = 1 of 13 k-tiles: stage parities wrap
+      run "$step" --m 256 --n 256 --k 3328 --inputs random --sim-sms 4 --sim-seed 2
+      run "$step" --m 128 --n 4096 --k 7168 --inputs integer                          # competition shape 2 itself (BLOCK_N 64, S = 2)
+      # BLOCK_N forced both ways (the plan picks per shape): 64 on odd and even 64-column tiles
+      # (the MMA reads the upper half of a scale atom at +2 TMEM columns), with and without splits.
+      expected=$((expected + 6))
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8    # 4 tiles, splits, tail
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 200 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 2
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 130 --n 72 --k 1792 --inputs integer          # N tile 1: 8 columns
+      TCG_STEP11_BLOCK_N=128 run "$step" --m 128 --n 4096 --k 1792 --inputs integer --sim-sms 64
+      TCG_STEP11_BLOCK_N=128 run "$step" --m 50 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 4
+      TCG_STEP11_BLOCK_N=64 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6  # N % 8 != 0
+    fi
+    if [[ "$CLUSTER_REDUCE_STEPS" == *" $step "* ]]; then
+      # Clusters of S CTAs per tile; rank r sums quarters [4r/S, 4(r+1)/S) from S - 1 bulk copies.
+      # S and BLOCK_N forced (the plan takes S <= 2): clusters of 4 with odd k-tile counts and the
+      # tail, BLOCK_N 64 with odd and even halves of a scale atom, partial tiles (rows past M in
+      # a sender's quarter, columns past N), N % 8 != 0; every run launches twice (bitwise the same).
+      expected=$((expected + 9))
+      TCG_STEP12_SPLITS=4 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8      # 34 k-tiles: 9,9,8,8
+      TCG_STEP12_SPLITS=4 run "$step" --m 128 --n 256 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
+      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=64 run "$step" --m 50 --n 200 --k 4160 --inputs integer --sim-sms 16
+      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=128 run "$step" --m 130 --n 72 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
+      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=64 run "$step" --m 128 --n 256 --k 4160 --inputs integer --sim-sms 8
+      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=128 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6
+      TCG_STEP12_SPLITS=1 run "$step" --m 200 --n 300 --k 1088 --inputs integer                    # no cluster
+      run "$step" --m 128 --n 4096 --k 7168 --inputs integer                                     # competition shape 2: 64, S = 2
+      run "$step" --m 128 --n 7168 --k 2048 --inputs random --sim-seed 2                          # competition shape 3: BLOCK_N 64, S = 1
+    fi
     continue
   fi
   if [[ "$NVFP4_STEPS" == *" $step "* ]]; then

@@ -40,7 +40,6 @@ TEST_CASE("capability rule: the tcgen05 steps run on compute capability 10.0 and
   CHECK(capability_refusal(Arch::kSm100f, 10, 1) == "compute capability 10.1: no sm_100f code runs here");
   CHECK(capability_refusal(Arch::kSm100f, 8, 0) == "compute capability 8.0: no sm_100f code runs here");
   // The old name of the requirement is the same value.
-  CHECK(Arch::kSm100a == Arch::kSm100f);
 }
 
 TEST_CASE("capability rule: step 00 (mma.sync) runs on 8.0 and newer, as before") {

@@ -179,7 +179,7 @@ TEST_CASE("make_instr_desc: CUTLASS vs make_idesc_f16") {
   check_idesc<bfloat16_t, float, 128, 128, Major::K, Major::K, cute::UMMA::ScaleIn::One, cute::UMMA::ScaleIn::Neg>(
       F16Kind::kBF16, DType::kF32);
 
-  // CUTLASS itself reproduces the fact sheet's §3.4 values (so the comparisons above are anchored
+  // CUTLASS itself reproduces the values we encoded by hand from PTX ISA §9.7.16.4.2 (so the comparisons above are anchored
   // to known constants, not only to each other).
   CHECK(static_cast<uint32_t>(cute::UMMA::make_instr_desc<bfloat16_t, bfloat16_t, float, 128, 256, Major::K, Major::K>()) ==
         rt(0x08400490u));
@@ -259,7 +259,7 @@ TEST_CASE("make_instr_desc_block_scaled / SM100_MMA_MXF4_SS: CUTLASS vs make_ide
   check_idesc_mxf4<UE4M3, 256>(true);
   check_idesc_mxf4<cutlass::float_ue8m0_t, 128>(false);
   check_idesc_mxf4<cutlass::float_ue8m0_t, 256>(false);
-  // CUTLASS reproduces the fact sheet's §3.4 value.
+  // CUTLASS reproduces the value we encoded by hand from PTX ISA §9.7.16.4.2.
   CHECK(static_cast<uint32_t>(cute::UMMA::make_instr_desc_block_scaled<E2M1, E2M1, float, UE4M3, 128, 256, Major::K,
                                                                        Major::K>()) == rt(0x08400480u));
   CHECK(tcg::is_valid_mxf4_shape_cta1(128, 8));  // SM100_MMA_MXF4_SS's static_asserts: M = 128, N % 8 in [8, 256]
@@ -314,13 +314,13 @@ struct SmemCase {
 const SmemCase kSmemCases[] = {
     {"step 01 A, no swizzle (LBO 128*16, SBO 8*16)",  0x1000, 2048, 128,  LayoutType::SWIZZLE_NONE, tcg::Layout::kNone,        0},
     {"step 01 B, k-step 3",                            0x5000 + 3 * 4096, 2048, 128, LayoutType::SWIZZLE_NONE, tcg::Layout::kNone, 0},
-    {"facts 1.8 SW128",                                0x8000, 16,   1024, LayoutType::SWIZZLE_128B, tcg::Layout::kSwizzle128B, 0},
+    {"PTX Table 40 SW128",                               0x8000, 16,   1024, LayoutType::SWIZZLE_128B, tcg::Layout::kSwizzle128B, 0},
     {"SW128, +32 B k-step",                            0x8020, 16,   1024, LayoutType::SWIZZLE_128B, tcg::Layout::kSwizzle128B, 0},
-    {"seed 001 v2 (LBO 0)",                            0x1000, 0,    1024, LayoutType::SWIZZLE_128B, tcg::Layout::kSwizzle128B, 0},
+    {"tcgen05 for dummies v2 (LBO 0)",              0x1000, 0,    1024, LayoutType::SWIZZLE_128B, tcg::Layout::kSwizzle128B, 0},
     {"SW64",                                           0x2000, 16,   512,  LayoutType::SWIZZLE_64B,  tcg::Layout::kSwizzle64B,  0},
     {"SW32",                                           0x2100, 16,   256,  LayoutType::SWIZZLE_32B,  tcg::Layout::kSwizzle32B,  0},
     {"128B_BASE32B",                                   0x3000, 1024, 512,  LayoutType::SWIZZLE_128B_BASE32B, tcg::Layout::kSwizzle128B_Base32B, 0},
-    {"facts 1.8 tcgen05.cp SF source",                 0x9000, 0,    128,  LayoutType::SWIZZLE_NONE, tcg::Layout::kNone,        0},
+    {"PTX Table 40 cp SF source",                    0x9000, 0,    128,  LayoutType::SWIZZLE_NONE, tcg::Layout::kNone,        0},
     {"MN-major SW128 (LBO 1024, SBO 2048)",            0x10000, 1024, 2048, LayoutType::SWIZZLE_128B, tcg::Layout::kSwizzle128B, 0},
     {"largest fields",                                 0x3FFF0, 0x3FFF0, 0x3FFF0, LayoutType::SWIZZLE_32B, tcg::Layout::kSwizzle32B, 7},
     {"non-zero base offset",                           0x8180, 16,   1024, LayoutType::SWIZZLE_128B, tcg::Layout::kSwizzle128B, 3},
@@ -441,7 +441,7 @@ TEST_CASE("make_umma_desc<K>: CuTe K-major tiles vs make_smem_desc and kmajor_op
     CHECK(t.desc_mismatch == 0);
     CHECK(t.addr_mismatch == 0);
   }
-  // SW128, 128 x 64 (facts §1.8): SBO 1024, LBO field 1, k-step s at +32 s bytes.
+  // SW128, 128 x 64 (hand-encoded from PTX ISA Table 40): SBO 1024, LBO field 1, k-step s at +32 s bytes.
   {
     const TileCheck t = check_cute_tile<Major::K, 128, 64>(UMMA::Layout_K_SW128_Atom<bfloat16_t>{}, 0, 16, 1024,
                                                            Layout::kSwizzle128B, [](uint32_t s) { return 0x8000 + 32 * s; });
@@ -520,7 +520,7 @@ TEST_CASE("make_umma_desc<MN>: CuTe MN-major tiles vs make_smem_desc and mnmajor
     CHECK(t.desc_mismatch == 0);
     CHECK(t.addr_mismatch == 0);
   }
-  // SW128 (facts §1.8): ((64,2),(8,8)):((1,512),(64,1024)) el -> LBO 1024 B, SBO 2048 B.
+  // SW128 (our encoding from PTX ISA Table 40; CUTLASS's `make_umma_desc` gives the same value in tests/unit/test_cutlass.cpp): ((64,2),(8,8)):((1,512),(64,1024)) el -> LBO 1024 B, SBO 2048 B.
   {
     const TileCheck t = check_cute_tile<Major::MN, 128, 64>(UMMA::Layout_MN_SW128_Atom<bfloat16_t>{}, 0, 1024, 2048,
                                                             Layout::kSwizzle128B, step);

@@ -4,8 +4,8 @@
 // and MN-major layouts) are checked in test_operand_addressing.cpp.
 //
 // Every expected value below is worked out by hand in the comment next to it, from the PTX ISA
-// tables as summarised in shared/reference/tcgen05-facts.md (beside the repository) (cited as "facts §n") and from
-// the descriptors a blog author ran on a real B200 (seed 001, "v1" = no swizzle, "v2" = 128B
+// tables (docs/references.md) and from the descriptors a blog author ran on a real B200 (gau-nernst,
+// "tcgen05 for dummies", "v1" = no swizzle, "v2" = 128B
 // swizzle). The encoders are constexpr, so most values are checked twice: by static_assert (the
 // build fails if they are wrong) and by CHECK on inputs laundered through a volatile (so the
 // run-time code path is exercised, not only the constant folder).
@@ -27,25 +27,25 @@ using namespace desc_test;  // rt, step 01's geometry
 // Shared-memory descriptor encoding
 // ==============================================================================================
 
-// facts §1.8: bf16 128x64 K-major SW128 tile at 0x8000, SBO 1024, LBO 16.
+// hand-encoded from PTX ISA Table 40 (CUTLASS agrees: tests/unit/test_cutlass.cpp): bf16 128x64 K-major SW128 tile at 0x8000, SBO 1024, LBO 16.
 //   start  0x8000 >> 4 = 0x800                     -> bits 0-13  : 0x0000000000000800
 //   LBO      16  >> 4 = 1      , << 16              -> 0x0000000000010000
 //   SBO    1024  >> 4 = 0x40   , << 32              -> 0x0000004000000000
 //   fixed 0b001 at bit 46                            -> 0x0000400000000000
 //   layout 2 (128B) << 61                            -> 0x4000000000000000
 //   sum                                              =  0x4000404000010800
-static_assert(make_smem_desc(0x8000, 16, 1024, Layout::kSwizzle128B) == 0x4000404000010800ull, "facts 1.8");
-// facts §1.8, tcgen05.cp scale-factor source: 0x9000, no swizzle, SBO 128, LBO 0.
+static_assert(make_smem_desc(0x8000, 16, 1024, Layout::kSwizzle128B) == 0x4000404000010800ull, "PTX ISA Table 40");
+// hand-encoded from PTX ISA Table 40 (CUTLASS agrees: tests/unit/test_cutlass.cpp), tcgen05.cp scale-factor source: 0x9000, no swizzle, SBO 128, LBO 0.
 //   0x9000 >> 4 = 0x900; LBO 0; SBO 128 >> 4 = 8 -> 0x800000000; bit 46 -> 0x400000000000
 //   sum = 0x0000400800000900
-static_assert(make_smem_desc(0x9000, 0, 128, Layout::kNone) == 0x0000400800000900ull, "facts 1.8 SF");
+static_assert(make_smem_desc(0x9000, 0, 128, Layout::kNone) == 0x0000400800000900ull, "PTX ISA Table 40, SF");
 
-TEST_CASE("make_smem_desc: fact sheet worked examples (§1.8)") {
+TEST_CASE("make_smem_desc: worked examples from PTX ISA Table 40") {
   CHECK(make_smem_desc(rt(0x8000u), rt(16u), rt(1024u), Layout::kSwizzle128B) == 0x4000404000010800ull);
   CHECK(make_smem_desc(rt(0x9000u), rt(0u), rt(128u), Layout::kNone) == 0x0000400800000900ull);
 }
 
-// Seed 001 "v1" (no swizzle) for step 01's tile, A at smem address 0x1000, B right after it at
+// gau-nernst's "tcgen05 for dummies" "v1" (no swizzle) for step 01's tile, A at smem address 0x1000, B right after it at
 // 0x1000 + 128*64*2 = 0x5000. Seed: LBO = height*16 = 128*16 = 2048, SBO = 8*16 = 128, bit 46.
 //   A: start 0x1000>>4 = 0x100; LBO 2048>>4 = 0x80 -> 0x800000; SBO 128>>4 = 8 -> 0x800000000;
 //      bit 46 -> 0x400000000000; layout 0            -> 0x0000400800800100
@@ -57,7 +57,7 @@ static_assert(make_smem_desc(0x5000, kS01Lbo, kS01Sbo, Layout::kNone) == 0x00004
 static_assert(make_smem_desc(0x1000 + 3 * 2 * kS01Lbo, kS01Lbo, kS01Sbo, Layout::kNone) == 0x0000400800800400ull,
               "seed v1 A, k-step 3");
 
-TEST_CASE("make_smem_desc: seed 001 v1 (no swizzle) for the step 01 tile") {
+TEST_CASE("make_smem_desc: tcgen05-for-dummies v1 (no swizzle) for the step 01 tile") {
   const uint32_t a = rt(0x1000u), b = rt(0x5000u);
   CHECK(make_smem_desc(a, rt(kS01Lbo), rt(kS01Sbo), Layout::kNone) == 0x0000400800800100ull);
   CHECK(make_smem_desc(b, rt(kS01Lbo), rt(kS01Sbo), Layout::kNone) == 0x0000400800800500ull);
@@ -68,7 +68,7 @@ TEST_CASE("make_smem_desc: seed 001 v1 (no swizzle) for the step 01 tile") {
     CHECK(make_smem_desc(a + s * 2 * kS01Lbo, kS01Lbo, kS01Sbo, Layout::kNone) == expect[s]);
 }
 
-// Seed 001 "v2" (128B swizzle): SBO = 8*128 = 1024, LBO left 0, layout 2 at bits 61-63, tile at
+// gau-nernst's "tcgen05 for dummies" "v2" (128B swizzle): SBO = 8*128 = 1024, LBO left 0, layout 2 at bits 61-63, tile at
 // 0x1000 (1024-aligned).
 //   start 0x1000>>4 = 0x100; SBO 1024>>4 = 0x40 -> 0x4000000000; bit 46; 2<<61 = 0x4000000000000000
 //   = 0x4000404000000100. With LBO = 16 as CUTLASS writes it: + (1 << 16) = 0x4000404000010100.
@@ -78,7 +78,7 @@ static_assert(make_smem_desc(0x1000, 16, 1024, Layout::kSwizzle128B) == 0x400040
 static_assert(make_smem_desc(0x1000 + 32, 0, 1024, Layout::kSwizzle128B) == 0x4000404000000102ull, "v2 +32");
 static_assert(make_smem_desc(0x1000 + 96, 0, 1024, Layout::kSwizzle128B) == 0x4000404000000106ull, "v2 +96");
 
-TEST_CASE("make_smem_desc: seed 001 v2 (128B swizzle) and the +32-byte K advance") {
+TEST_CASE("make_smem_desc: tcgen05-for-dummies v2 (128B swizzle) and the +32-byte K advance") {
   const uint32_t base = rt(0x1000u);
   const uint64_t d0 = make_smem_desc(base, 0, rt(1024u), Layout::kSwizzle128B);
   CHECK(d0 == 0x4000404000000100ull);
@@ -90,7 +90,7 @@ TEST_CASE("make_smem_desc: seed 001 v2 (128B swizzle) and the +32-byte K advance
     CHECK((dj >> 14) == (d0 >> 14));
     CHECK((dj & 0x3FFFu) == 0x100u + 2 * j);
   }
-  // The seed's v2 lambda writes the fields by hand; same value as ours: start enc | SBO enc << 32
+  // The blog post's v2 lambda writes the fields by hand; same value as ours: start enc | SBO enc << 32
   // | 1 << 46 | 2 << 61.
   CHECK(d0 == ((0x1000ull >> 4) | (uint64_t(1024 >> 4) << 32) | (1ull << 46) | (2ull << 61)));
 }
@@ -213,7 +213,7 @@ TEST_CASE("layout helpers") {
 // Instruction descriptor
 // ==============================================================================================
 
-// facts §3.4, kind::f16 rows.
+// hand-encoded from PTX ISA §9.7.16.4.2 (CUTLASS agrees: tests/unit/test_cutlass.cpp), kind::f16 rows.
 //   BF16 x BF16 -> F32, M128 N256, K-major:
 //     D F32 = 1 << 4 = 0x10; A BF16 = 1 << 7 = 0x80; B BF16 = 1 << 10 = 0x400;
 //     N >> 3 = 32 << 17 = 0x400000; M >> 4 = 8 << 24 = 0x08000000   -> 0x08400490
@@ -222,21 +222,21 @@ TEST_CASE("layout helpers") {
 //   BF16, M128 N256, A M-major: + 1 << 15 = 0x8000 -> 0x08408490
 // Our step 01: BF16, M128 N128: 0x490 | 0x200000 | 0x08000000 -> 0x08200490
 // Smallest cta_group::1 shape, M64 N8: 0x490 | (1 << 17 = 0x20000) | (4 << 24 = 0x04000000) -> 0x04020490
-static_assert(make_idesc_bf16_f32(128, 256) == 0x08400490u, "facts 3.4 row 1");
+static_assert(make_idesc_bf16_f32(128, 256) == 0x08400490u, "PTX ISA Table 42");
 static_assert(make_idesc_f16(F16Kind::kF16, F16Kind::kF16, DType::kF32, 128, 128) == 0x08200010u, "row 2");
 static_assert(make_idesc_bf16_f32(256, 256) == 0x10400490u, "row 3");
 static_assert(make_idesc_f16(F16Kind::kBF16, F16Kind::kBF16, DType::kF32, 128, 256, true) == 0x08408490u, "row 4");
 static_assert(make_idesc_bf16_f32(128, 128) == 0x08200490u, "step 01");
 static_assert(make_idesc_bf16_f32(64, 8) == 0x04020490u, "M64 N8");
 
-TEST_CASE("make_idesc: fact sheet §3.4 kind::f16 rows, step 01, edges") {
+TEST_CASE("make_idesc: PTX ISA §9.7.16.4.2 kind::f16 rows, step 01, edges") {
   CHECK(make_idesc_bf16_f32(rt(128u), rt(256u)) == 0x08400490u);
   CHECK(make_idesc_f16(F16Kind::kF16, F16Kind::kF16, DType::kF32, rt(128u), rt(128u)) == 0x08200010u);
   CHECK(make_idesc_bf16_f32(rt(256u), rt(256u)) == 0x10400490u);
   CHECK(make_idesc_f16(F16Kind::kBF16, F16Kind::kBF16, DType::kF32, rt(128u), rt(256u), rt(true)) == 0x08408490u);
   CHECK(make_idesc_bf16_f32(rt(128u), rt(128u)) == 0x08200490u);
   CHECK(make_idesc_bf16_f32(rt(64u), rt(8u)) == 0x04020490u);
-  // The seed's hand-written idesc for BLOCK_M = BLOCK_N = 128.
+  // The blog post's hand-written idesc for BLOCK_M = BLOCK_N = 128.
   CHECK(make_idesc_bf16_f32(rt(128u), rt(128u)) ==
         ((1u << 4) | (1u << 7) | (1u << 10) | ((128u >> 3) << 17) | ((128u >> 4) << 24)));
   // B N-major: + 1 << 16. Negate A: + 1 << 13; negate B: + 1 << 14.
@@ -339,7 +339,7 @@ TEST_CASE("tmem_addr / lane / column / offset") {
   CHECK(tmem_column(rt(0x007F01FFu)) == 511u);
   CHECK(tmem_lane(rt(0x00600080u)) == 96u);
   CHECK(tmem_column(rt(0x00600080u)) == 128u);
-  // Seed 001 epilogue: warp w reads lanes 32w.., column 8n: taddr + (row << 16) + col.
+  // gau-nernst's "tcgen05 for dummies" epilogue: warp w reads lanes 32w.., column 8n: taddr + (row << 16) + col.
   CHECK(tmem_offset(rt(0u), 3 * 32, 8 * 5) == 0x00600028u);  // lane 96 = 0x60, column 40 = 0x28
   // From a non-zero base: lane 32 + 32 = 64 = 0x40, column 100 + 28 = 128 = 0x80.
   CHECK(tmem_offset(rt(tmem_addr(32, 100)), rt(32u), rt(28u)) == 0x00400080u);

@@ -124,6 +124,25 @@ TEST_CASE("parse_args: --sim-sms and --sim-ctas-per-sm") {
   CHECK(contains(usage(kSpec), "--sim-sms"));
 }
 
+TEST_CASE("parse_args: a step of CTA pairs refuses an emulated GPU that cannot hold one pair") {
+  tcg::StepSpec pair = kSpec;
+  pair.cluster_size = 2;
+  const auto parse_pair = [&](std::vector<std::string> a) { return parse_args(pair, a); };
+  CHECK(parse_pair({"--sim-sms", "1"}).error ==
+        "step01: --sim-sms=1: this step runs clusters of 2 CTAs (CTA pairs), one CTA per SM; it needs at least 2 SMs");
+  CHECK(parse_pair({"--sim-sms", "2"}).error.empty());
+  CHECK(parse_pair({"--sim-sms", "3"}).error.empty());  // one SM idles, as on a GPU with an odd count
+  CHECK(parse_pair({}).error.empty());                  // the default, 148
+  CHECK(parse({"--sim-sms", "1"}).error.empty());       // a step without clusters runs on one SM
+}
+
+TEST_CASE("parse_args: --verbose") {
+  CHECK_FALSE(parse({}).options.verbose);
+  CHECK(parse({"--verbose"}).options.verbose);
+  CHECK(contains(parse({"--verbose=1"}).error, "--verbose takes no value"));
+  CHECK(contains(usage(kSpec), "--verbose"));
+}
+
 TEST_CASE("parse_args: '--flag value' and '--flag=value' forms") {
   const ParseResult r =
       parse({"--m", "256", "--n=128", "--k", "64", "--iters=3", "--warmup", "0", "--seed=42",

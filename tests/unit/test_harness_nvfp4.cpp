@@ -1,5 +1,5 @@
 // test_harness/nvfp4.cpp — unit tests of the NVFP4 data side of the harness: the scale layout
-// (common/nvfp4_layout.h) against facts §11.3's formula and GPU MODE's to_blocked permutation, the
+// (common/nvfp4_layout.h) against the formula of CUTLASS's cutlass/detail/sm100_blockscaled_layout.hpp (the cuBLAS block scaling factors layout) and GPU MODE's to_blocked permutation, the
 // E2M1 / UE4M3 encoders and the quantizer (common/harness/nvfp4.cpp). No GPU and no emulator.
 #include <doctest/doctest.h>
 
@@ -34,7 +34,7 @@ std::string invalid_argument_of(F f) {
   return "";
 }
 
-// Facts §11.3's index formula, written out as stated there (batch l = 0), in 64 bits.
+// The index formula of CUTLASS's SfKMajorAtom (cutlass/detail/sm100_blockscaled_layout.hpp), written out (batch l = 0), in 64 bits.
 int64_t facts_offset(int64_t m, int64_t kb, int64_t K) {
   const int64_t sfk = (K + 15) / 16;
   const int64_t sfk_blocks = (sfk + 3) / 4;
@@ -107,7 +107,7 @@ TEST_CASE("nvfp4_layout: sizes and padding") {
   static_assert(sf_atom_offset(1, 0, 256) == 4 * 512, "K = 256: 4 atoms per 128 rows");
 }
 
-TEST_CASE("nvfp4_layout: sf_blocked_offset is facts §11.3's formula, and a bijection") {
+TEST_CASE("nvfp4_layout: sf_blocked_offset is CUTLASS's SfKMajorAtom formula, and a bijection") {
   for (uint32_t K : {16u, 64u, 80u, 192u, 1024u}) {
     for (uint32_t rows : {1u, 127u, 128u, 300u}) {
       CAPTURE(K);

@@ -26,7 +26,9 @@ TEST_CASE("parse_args: --trace and --trace-ctas") {
 
   const ParseResult r = parse({"--trace", "t.json", "--trace-ctas=8,0-2,1,100-101"});
   REQUIRE(r.error.empty());
-  CHECK(r.options.trace_path == "t.json");
+  CHECK(r.options.trace_path == "traces/t.json");  // a bare name goes under traces/ (git-ignored)
+  CHECK(parse({"--trace", "./t.json"}).options.trace_path == "./t.json");  // a directory: as given
+  CHECK(parse({"--trace", "/tmp/x/t.json"}).options.trace_path == "/tmp/x/t.json");
   CHECK(r.options.trace_ctas == std::vector<uint32_t>{0, 1, 2, 8, 100, 101});  // sorted, merged
   CHECK(parse({"--trace", "t.json", "--trace-ctas", "5"}).options.trace_ctas == std::vector<uint32_t>{5});
   CHECK(parse({"--trace", "t.json", "--trace-ctas=7-7"}).options.trace_ctas == std::vector<uint32_t>{7});

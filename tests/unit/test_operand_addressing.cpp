@@ -4,8 +4,8 @@
 // descriptor encoders themselves are checked in test_descriptors.cpp.
 //
 // Every expected value below is worked out by hand in the comment next to it, from the PTX ISA
-// tables as summarised in shared/reference/tcgen05-facts.md (beside the repository) (cited as "facts §n") and from
-// the descriptors a blog author ran on a real B200 (seed 001, "v1" = no swizzle, "v2" = 128B
+// tables (docs/references.md) and from the descriptors a blog author ran on a real B200 (gau-nernst,
+// "tcgen05 for dummies", "v1" = no swizzle, "v2" = 128B
 // swizzle). The encoders are constexpr, so most values are checked twice: by static_assert (the
 // build fails if they are wrong) and by CHECK on inputs laundered through a volatile (so the
 // run-time code path is exercised, not only the constant folder).
@@ -26,7 +26,7 @@ using namespace desc_test;  // rt, step 01's geometry
 namespace {
 
 // ----------------------------------------------------------------------------------------------
-// The ISA's TMA swizzle tables (facts §2.2), typed in by hand. Each row is one 128-byte smem line,
+// The ISA's TMA swizzle tables (PTX ISA §5.5.7; CUtensorMapSwizzle in cuda.h), typed in by hand. Each row is one 128-byte smem line,
 // each entry is the 16-byte position where logical chunk c of that line is stored. The pattern
 // repeats after 8 / 4 / 2 lines.
 // ----------------------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ uint32_t tma_swizzled_box(uint32_t base, uint32_t span, uint32_t r, uint32_t k) 
 // Swizzle
 // ==============================================================================================
 
-TEST_CASE("swizzle_addr matches the ISA tables (facts §2.2)") {
+TEST_CASE("swizzle_addr matches the ISA tables (PTX ISA §5.5.7; CUtensorMapSwizzle in cuda.h)") {
   // 128B: chunk c of 128-byte line r (r = 0..7) lands at c ^ r, e.g. line 5 chunk 2 -> 7:
   //   address 5*128 + 2*16 + 3 = 675 -> 5*128 + 7*16 + 3 = 755.
   static_assert(swizzle_addr(675, 128) == 755, "");
@@ -158,7 +158,7 @@ TEST_CASE("kmajor_operand_addr: 128B swizzle = the TMA SWIZZLE_128B box of 64 bf
   CHECK(bad == 0);
 }
 
-TEST_CASE("kmajor_operand_addr: +32 bytes inside the SW128 atom selects K chunks 2j, 2j+1 (facts §1.6)") {
+TEST_CASE("kmajor_operand_addr: +32 bytes inside the SW128 atom selects K chunks 2j, 2j+1 (CUTLASS cute/atom/mma_traits_sm100.hpp and make_umma_desc)") {
   for (uint32_t base : {0x0u, 0x8000u, 0x1C400u}) {  // 1024-aligned tiles
     int bad = 0;
     for (uint32_t j = 0; j < 4; ++j) {
@@ -200,7 +200,7 @@ TEST_CASE("kmajor_operand_addr: 64B and 32B swizzle = the TMA boxes of 32 / 16 b
         0x40D0u);
 }
 
-TEST_CASE("kmajor_operand_addr: seed 001's failed first descriptor misreads a row-major tile") {
+TEST_CASE("kmajor_operand_addr: the blog post's failed first descriptor misreads a row-major tile") {
   // Attempt 0: LBO = 16, SBO = 8 * BLOCK_K * 2 = 1024 over a plain row-major 128 x 64 bf16 tile
   // (row r at r * 128 bytes). The MMA reads row r, k byte b at
   //   start + (r/8)*1024 + (b/16)*16 + (r%8)*16 + b%16 = start + (r/8)*1024 + (r%8)*16 + b,
@@ -219,7 +219,7 @@ TEST_CASE("kmajor_operand_addr: seed 001's failed first descriptor misreads a ro
   CHECK(kmajor_operand_addr(d, 1, 0) == base + 0 * 128 + 8 * 2);
 }
 
-TEST_CASE("kmajor_operand_addr: ISA K-major tf32 examples (facts §1.4)") {
+TEST_CASE("kmajor_operand_addr: ISA K-major tf32 examples (PTX ISA §9.7.16.3.1-9.7.16.3.2)") {
   // No swizzle, tf32 ((8,2),(4,4)):((4,32),(1,64)) elements -> LBO 256 B, SBO 128 B.
   // Element (r, k): 4 B * ((r%8)*4 + (r/8)*32 + (k%4) + (k/4)*64). One tf32 MMA reads K = 8 (32 B),
   // so k 8..15 belong to the second MMA, whose start is 2 * LBO = 512 B further.
@@ -246,7 +246,7 @@ TEST_CASE("kmajor_operand_addr: ISA K-major tf32 examples (facts §1.4)") {
 // MN-major operand addressing
 // ==============================================================================================
 
-TEST_CASE("mnmajor_operand_addr: ISA MN-major bf16 examples (facts §1.4)") {
+TEST_CASE("mnmajor_operand_addr: ISA MN-major bf16 examples (PTX ISA §9.7.16.3.1-9.7.16.3.2)") {
   const uint32_t base = 0x8000;  // 1024-aligned, so the swizzle phase is 0
   // No swizzle: ((8,1,2),(8,2)):((1,8,64),(8,128)) elements -> LBO 256 B, SBO 128 B.
   //   element (mn, k) at 2 * ((mn%8) + (mn/8)*64 + (k%8)*8 + (k/8)*128)
@@ -288,7 +288,7 @@ TEST_CASE("mnmajor_operand_addr: ISA MN-major bf16 examples (facts §1.4)") {
   }
 }
 
-TEST_CASE("mnmajor_operand_addr: CuTe MN-major SW128 bf16 128x64 tile (facts §1.8)") {
+TEST_CASE("mnmajor_operand_addr: CuTe MN-major SW128 bf16 128x64 tile (our encoding from PTX ISA Table 40; CUTLASS's `make_umma_desc` gives the same value in tests/unit/test_cutlass.cpp)") {
   // tile_to_shape(Layout_MN_SW128_Atom<bf16>, (128,64)) = ((64,2),(8,8)):((1,512),(64,1024))
   // elements, Swizzle<3,4,3> on top -> LBO = 512 el = 1024 B (next M atom), SBO = 1024 el = 2048 B
   // (next 8 K rows).

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""sweeps_doc.py - the step pages' tables of the timing model's sweeps, as Markdown, from
+results/model_b200_sweeps.csv (written by `make predict`, plots/predict_sweeps.sh).
+
+The pages include them as `<!-- quote md: python3 plots/sweeps_doc.py TABLE -->` blocks, which
+`make docs-quotes` rewrites and `make test` compares (tests/checks/docs_quotes.py). Tables:
+  step08-k      steps 06 and 08 at M = N = 4096 for K = 4096, 512, 256, and at 8192^3
+  step09-big    steps 06, 08, 09 at 4096^3 (results/model_b200.csv) and 8192^3
+  step10-splits step 10's predicted time for each forced split count S, per shape
+  nvfp4         steps 10 and 07 at the competition shapes (results/model_b200.csv) beside the
+                task's speed of light and cuBLASLt's published time (results/published_b200.csv)
+
+  python3 plots/sweeps_doc.py TABLE [--csv FILE] [--model FILE]
+"""
+import argparse
+import csv
+import os
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+def read(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def cell(r):
+    return "%s TFLOPS (%.2f µs)" % (r["tflops"], float(r["time_us"])) if r else "—"
+
+
+def find(rows, **kw):
+    hits = [r for r in rows if all(str(r[k]) == str(v) for k, v in kw.items())]
+    return hits[-1] if hits else None
+
+
+def provenance(rows):
+    revs = sorted({r["git_rev"] for r in rows})
+    dates = sorted({r["date"][:10] for r in rows})
+    return "`make predict` → [results/model_b200_sweeps.csv](../results/model_b200_sweeps.csv) (%s, git %s)" % (
+        ", ".join(dates), ", ".join(revs))
+
+
+def step08_k(rows):
+    L = ["| M = N | K | step 06 | step 08 |", "|---|---|---|---|"]
+    sw = [r for r in rows if r["sweep"] in ("step08-k", "big")]
+    for m, k in ((4096, 4096), (4096, 512), (4096, 256), (8192, 8192)):
+        L.append("| %d | %d | %s | %s |" % (m, k, cell(find(sw, step=6, m=m, k=k)), cell(find(sw, step=8, m=m, k=k))))
+    L += ["", "Predicted by the B200 timing model, not measured: " + provenance(sw) + "."]
+    return L
+
+
+def step09_big(rows, model_path):
+    model = read(model_path) if os.path.exists(model_path) else []
+    L = ["| | 4096³ | 8192³ |", "|---|---|---|"]
+    names = {6: "step 06 (static, step-06 epilogue, 7 stages)", 8: "step 08 (static, TMA-store epilogue, 6 stages)",
+             9: "step 09 (CLC)"}
+    big = [r for r in rows if r["sweep"] == "big"]
+    for s in (6, 8, 9):
+        m4 = next((r for r in reversed(model) if r["step"] == str(s) and r["m"] == "4096" and r["n"] == "4096"
+                   and r["k"] == "4096"), None)
+        c4 = "%s TFLOPS (%.2f µs)" % (m4["tflops"], float(m4["median_ms"]) * 1000) if m4 else "—"
+        L.append("| %s | %s | %s |" % (names[s], c4, cell(find(big, step=s))))
+    L += ["", "Predicted by the B200 timing model, not measured: the 4096³ column from "
+          "[results/model_b200.csv](../results/model_b200.csv), the 8192³ column from " + provenance(big) + "."]
+    return L
+
+
+def step10_splits(rows):
+    sw = [r for r in rows if r["sweep"] == "step10-splits"]
+    shapes = []
+    for r in sw:
+        key = (int(r["m"]), int(r["n"]), int(r["k"]))
+        if key not in shapes:
+            shapes.append(key)
+    splits = sorted({int(r["splits"]) for r in sw})
+    L = ["| M × N × K (k-tiles) | " + " | ".join("S = %d" % s for s in splits) + " |",
+         "|---|" + "---:|" * len(splits)]
+    for m, n, k in shapes:
+        times = {int(r["splits"]): float(r["time_us"]) for r in sw if (int(r["m"]), int(r["n"]), int(r["k"])) == (m, n, k)}
+        best = min(times, key=lambda s: (times[s], s))
+        cells = []
+        for s in splits:
+            if s not in times:
+                cells.append("")
+            else:
+                cells.append(("**%.2f**" if s == best else "%.2f") % times[s])
+        L.append("| %d × %d × %d (%d) | %s |" % (m, n, k, (k + 255) // 256, " | ".join(cells)))
+    L += ["", "µs, predicted by the B200 timing model with S forced (`TCG_STEP10_SPLITS=S ./step10 --predict "
+          "--m M --n N --k K`), the fastest in bold: " + provenance(sw) + "."]
+    return L
+
+
+def nvfp4(model_path):
+    model = read(model_path)
+    pub = read(os.path.join(ROOT, "results", "published_b200.csv"))
+    L = ["| M × N × K | step 10, µs (predicted) | / SOL | step 07, µs (predicted) | / SOL | SOL, µs | "
+         "cuBLASLt (published), µs |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for p in [r for r in pub if r["step_name"] == "sol"]:
+        shape = (p["m"], p["n"], p["k"])
+        sol = float(p["time_us"])
+        cub = next((float(r["time_us"]) for r in pub if r["step_name"] == "cublaslt" and (r["m"], r["n"], r["k"]) == shape),
+                   None)
+        cells = []
+        for step in ("10", "7"):
+            r = next((r for r in reversed(model) if r["step"] == step and (r["m"], r["n"], r["k"]) == shape), None)
+            t = float(r["median_ms"]) * 1000 if r else None
+            cells += ["%.2f" % t if t else "—", "%.2f" % (t / sol) if t else "—"]
+        L.append("| %s × %s × %s | %s | %.3f | %s |" % (shape + (" | ".join(cells), sol, "%.2f" % cub if cub else "—")))
+    L += ["", "Predicted: [results/model_b200.csv](../results/model_b200.csv) (`make predict`); SOL and cuBLASLt: "
+          "[results/published_b200.csv](../results/published_b200.csv) ([gpumode-nvfp4](references.md#gpumode-nvfp4), "
+          "[gau-nvfp4-worklog](references.md#gau-nvfp4-worklog))."]
+    return L
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("table", choices=["step08-k", "step09-big", "step10-splits", "nvfp4"])
+    ap.add_argument("--csv", default=os.path.join(ROOT, "results", "model_b200_sweeps.csv"))
+    ap.add_argument("--model", default=os.path.join(ROOT, "results", "model_b200.csv"))
+    a = ap.parse_args()
+    if a.table == "nvfp4":
+        print("\n".join(nvfp4(a.model)))
+        return 0
+    if not os.path.exists(a.csv):
+        print("sweeps_doc.py: %s: missing (run make predict)" % os.path.relpath(a.csv, ROOT), file=sys.stderr)
+        return 1
+    rows = read(a.csv)
+    if a.table == "step08-k":
+        L = step08_k(rows)
+    elif a.table == "step09-big":
+        L = step09_big(rows, a.model)
+    else:
+        L = step10_splits(rows)
+    print("\n".join(L))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

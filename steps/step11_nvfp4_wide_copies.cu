@@ -1,0 +1,578 @@
+// Step 11 — NVFP4 at the competition's level: fewer, bigger copies (two k-tiles per copy), C
+// through shared memory and TMA stores, and BLOCK_N = 64 or 128 chosen per shape.
+//
+// NEW SINCE STEP 10
+//   The split-K scheme (S CTAs per tile, the last one sums the FP32 partials in split order) and
+//   its workspace are step 10's. What changes:
+//   * A stage holds KT_PER_STAGE = 2 k-tiles, loaded with FOUR copies instead of eight: one 3-D
+//     TMA box of A (128 B of K x 128 rows x 2 k-tiles = 32 KiB), the same for B, and one bulk copy
+//     each for SFA and SFB (4 KiB: the scale atoms of consecutive k-steps are contiguous in global
+//     memory, nvfp4_layout.h). The 3-D tensor map views K as (128 bytes within a k-tile) x rows x
+//     (k-tile), its third stride 128 bytes: k-tile j of a stage lands at +16 KiB x j, exactly where
+//     step 10's 2-D box would put it. A stage with a partial k-tile (K's 1..3-step tail, outside
+//     the 3-D view) or a lone one (an odd k-tile count in a split) takes 2-D boxes, one per k-tile.
+//   * C goes TMEM -> registers -> FP16 in 128B-swizzled shared memory -> one TMA store per
+//     32 x 64 sub-tile (step 08's epilogue), from TMEM (S = 1) or from the reducer's sum. The
+//     staging buffers reuse the A ring, idle once the last MMA has completed (mainloop_done_bar).
+//     N % 8 != 0 (no tensor map for C) keeps step 10's direct stores.
+//   * BLOCK_N (= MMA N) is 128 or 64, a template parameter (gemm_kernel_n128 / _n64). B's scales
+//     come in 128-row atoms either way: a 64-wide tile loads its atom whole and the MMA reads its
+//     half, 2 TMEM columns further for the odd half (row r of an atom sits in column r / 32; as
+//     CUTLASS's sm100 block-scaled mainloop does for N = 64). 64 halves B, the partial and C per
+//     CTA and doubles the tiles: 4 stages of 56 KiB fit.
+//   * The plan (plan_for): for each BLOCK_N the split count S as step 10 chooses it, with the new
+//     costs below; then the BLOCK_N whose estimate (waves x (streaming + tail + C)) is smaller.
+//
+// WHY IT IS FASTER (the B200 timing model, docs/timing_model.md, `./step11 --model-params`)
+//   The SM's TMA unit charges 153 cycles (82 ns) per copy plus the bytes at 204 GB/s. Step 10's
+//   k-tile: 4 copies + 36 KiB = 329 + 181 = 510 ns. Two k-tiles here: 4 copies + 72 KiB =
+//   329 + 361 = 690 ns, 345 ns per k-tile (-32%); with BLOCK_N = 64, 4 copies + 56 KiB = 609 ns.
+//   C: step 10 stores a row per thread, 32 half-filled sectors per warp instruction, charged
+//   twice: 2.2 us per 128 x 128 tile. TMA stores write whole 128-byte rows: 0.55 us (the SM's
+//   store path, 32 B per cycle, H100-measured). The split tail (partial out, atom, partials in)
+//   halves with BLOCK_N = 64. Measured in the model (`./step11 --predict`, us; docs/11):
+//                                     128x7168x16384  128x4096x7168  128x7168x2048
+//     step 10                                  22.66          12.21           7.87
+//     two k-tiles per copy                     18.45          11.38           6.85
+//     TMA-store C                              21.03          10.58           6.39
+//     BLOCK_N = 64                             32.89          10.73           6.60
+//     all three, BLOCK_N per shape             16.82 (128)     7.74 (64)      4.69 (64)
+//     published competition entry (B200)       18.3            8.29           6.54
+//
+// SPLIT OR NOT, AND BLOCK_N (ns of the model)
+//   A split of n k-tiles streams floor(n / 2) stages (690 or 609 ns) and, n odd, one lone k-tile
+//   (508 / 468 ns). S > 1 adds the reducer's partial out (128 x BLOCK_N FP32 at 60 B/ns: 1.09 /
+//   0.55 us), the atom (0.32 us, an estimate) and S - 1 partials in. C adds 0.55 / 0.27 us. The
+//   competition shapes: 128 x 7168 x 16384: BLOCK_N 128, S = 2 (64 would leave no room to split:
+//   112 tiles); 128 x 4096 x 7168: 64, S = 2; 128 x 7168 x 2048: 64, S = 1.
+//
+// WHAT BOUNDS IT (model traces, docs/11_nvfp4_wide_copies.md)
+//   128x7168x16384: the SMs' TMA units, 16 stages from 0.46 to 12.1 us (70%); then the partial
+//     (1.0 us), the atom, one partial in and C: the last reducer ends at 16.8 us. HBM is near:
+//     112 CTAs x 18 KiB of new bytes per 345 ns k-tile = 6.0 of 7.2 TB/s.
+//   128x4096x7168: the TMA units (7 stages, mainloop done at 5.5 us, 71%), then the tail (2.2 us).
+//   128x7168x2048: the TMA units (4 stages, 0.46-3.5 us), setup and latency (1.1 us), C (0.3 us).
+//
+// SHARED MEMORY, TMEM: BLOCK_N 128: 3 stages x 72 KiB = 216 KiB; 64: 4 x 56 KiB = 224 KiB; plus
+//   barriers, the TMEM slot and the reducer flag; C's staging reuses the A ring. TMEM: BLOCK_N
+//   accumulator columns + stages x 64 scale columns (320 of a 512-column allocation).
+//
+// CONSTRAINTS
+//   As step 10: any M, N >= 1, K a multiple of 64; the same workspace (partials of 128 x BLOCK_N).
+//   The TMA-store path needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP11_BLOCK_N=64|128 in the
+//   environment forces BLOCK_N (tests, lever measurements).
+//
+// RUN
+//   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator)
+//   ./step11 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
+#include "../common/kernel_common.cuh"
+#include "../common/nvfp4_layout.h"
+
+#include <cstdlib>
+
+namespace TCG_BUILD_NS {
+
+using namespace tcg;
+
+constexpr int BLOCK_M = 128;           // = MMA M: one TMEM lane per output row
+constexpr int BLOCK_K = 256;           // FP4 elements of K per k-tile: one 128-byte swizzle atom row
+constexpr int MMA_K = int(kMxf4K);     // K of one kind::mxf4nvf4 MMA: 64 elements = 32 bytes
+constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per k-tile
+constexpr int KT_PER_STAGE = 2;        // k-tiles per stage, loaded by one box per operand
+constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
+constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
+constexpr uint32_t EPILOGUE_BAR = 1;   // named barrier of the 4 epilogue warps (0 is __syncthreads)
+constexpr uint32_t EPILOGUE_THREADS = 128;
+constexpr int SUB_N = 64;              // C sub-tile: 64 FP16 columns = one 128-byte swizzled row
+constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one epilogue warp
+constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
+constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
+
+// The plan's costs in ns of the model (SPLIT OR NOT, BLOCK_N): copies, the tail, C.
+constexpr int kCopyNs = 82;              // 153 cycles at 1.86 GHz per copy on the SM's TMA unit
+constexpr int kTmaBytesPerNs = 204;      // 204 GB/s beyond the per-copy time
+constexpr int kStoreBytesPerNs = 60;     // the SM's store path: 32 B per cycle at 1.86 GHz (H100-measured)
+constexpr int kAtomNs = 320;             // the counter's atom.acq_rel round trip: 600 cycles (estimate)
+
+constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
+constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
+constexpr uint32_t SF_COLS_PER_KSTEP = 4;  // TMEM columns one atom fills (tcgen05.cp .32x128b.warpx4)
+constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 2 * SF_COLS_PER_KSTEP;  // 64: SFA then SFB
+constexpr uint32_t A_KTILE_BYTES = BLOCK_M * BLOCK_K / 2;  // 128 x 128 B = 16 KiB
+constexpr uint32_t A_STAGE_BYTES = KT_PER_STAGE * A_KTILE_BYTES;  // 32 KiB
+constexpr uint32_t STAGING_BYTES = SUB_M * SUB_N * 2;  // 4 KiB: one 32 x 64 FP16 sub-tile of C
+constexpr uint32_t SBO_SW128 = 8 * 128;
+constexpr uint32_t SBO_SF = 128;
+
+// Everything that depends on BLOCK_N (= MMA N: one TMEM column per output column), 128 or 64.
+// Shared memory, offsets from a 1024-byte-aligned base; k-tile j of stage s at
+// a_tile(s) + j * A_KTILE_BYTES (a 3-D box writes its k-tiles one after the other), B likewise.
+// B's scales come in 128-row atoms whatever BLOCK_N: with 64 a CTA loads its tile's whole atom
+// and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
+// an atom in column r / 32: rows 64-127 are columns 2 and 3).
+template <int BN>
+struct Cfg {
+  static constexpr int BLOCK_N = BN;
+  static constexpr uint32_t B_KTILE_BYTES = BN * BLOCK_K / 2;           // 16 or 8 KiB
+  static constexpr uint32_t B_STAGE_BYTES = KT_PER_STAGE * B_KTILE_BYTES;
+  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES + 2 * SF_STAGE_BYTES;  // 72 or 56 KiB
+  static constexpr int NUM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024) / STAGE_BYTES);  // 3 or 4
+  static constexpr uint32_t A_TILES = 0;
+  static constexpr uint32_t B_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
+  static constexpr uint32_t SFA_TILES = B_TILES + NUM_STAGES * B_STAGE_BYTES;
+  static constexpr uint32_t SFB_TILES = SFA_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr uint32_t TMA_FULL_BARS = SFB_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
+  static constexpr uint32_t MAINLOOP_DONE_BAR = MMA_DONE_BARS + NUM_STAGES * 8;
+  static constexpr uint32_t TMEM_SLOT = MAINLOOP_DONE_BAR + 8;
+  static constexpr uint32_t REDUCER_FLAG = TMEM_SLOT + 4;  // 1: this CTA arrived last and reduces its tile
+  static constexpr uint32_t SMEM_BYTES = REDUCER_FLAG + 4;
+  static constexpr uint32_t STAGING = A_TILES;  // C staging after the mainloop: warp q's sub-tiles
+  static constexpr int SUBTILES = BN / SUB_N;   // per epilogue warp: 2 or 1
+  static constexpr uint32_t SF_TMEM_BASE = BN;
+  static constexpr uint32_t IDESC = make_idesc_mxf4nvf4(BLOCK_M, BN);
+  static constexpr uint32_t PARTIAL_BYTES = BLOCK_M * BN * 4;  // 64 or 32 KiB of FP32
+  static_assert(B_KTILE_BYTES % 1024 == 0 && A_KTILE_BYTES % 1024 == 0 && STAGING_BYTES % 1024 == 0,
+                "128B-swizzled tiles must be 1024-byte aligned");
+  static_assert(4 * SUBTILES * STAGING_BYTES <= NUM_STAGES * A_STAGE_BYTES, "C staging fits in the A ring");
+  static_assert(SMEM_BYTES + kSmemAlignSlack <= SMEM_LIMIT, "exceeds the sm_100 shared-memory limit");
+  static_assert(SF_TMEM_BASE + NUM_STAGES * SF_TMEM_STAGE_COLS <= TMEM_COLS, "TMEM columns");
+  static_assert(is_valid_mxf4_shape_cta1(BLOCK_M, BN) && BN % SUB_N == 0 && BN <= int(kSfAtomRows),
+                "invalid kind::mxf4nvf4 shape, or a tile wider than one scale atom");
+};
+static_assert(Cfg<128>::NUM_STAGES == 3 && Cfg<64>::NUM_STAGES == 4, "the header's stage counts");
+
+// The workspace, as step 10: per-tile counters, then one FP32 partial per (tile, split), granule
+// (g, r) (4 columns of one row) at 16 * (128 g + r).
+__host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32_t row) {
+  return 16u * (col_group * BLOCK_M + row);
+}
+__host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(tiles) * 4 + 255) / 256 * 256; }
+
+// The plan: BLOCK_N and S. Streaming n k-tiles on one SM's TMA unit: floor(n / 2) two-k-tile
+// stages, one single if n is odd; each stage 4 copies and its bytes.
+__host__ __device__ constexpr int stage_ns(int bn, int kts) {
+  return 4 * kCopyNs + kts * (int(A_KTILE_BYTES) + bn * BLOCK_K / 2 + 2 * int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs;
+}
+__host__ __device__ constexpr int stream_ns(int bn, int kts) {
+  return kts / KT_PER_STAGE * stage_ns(bn, KT_PER_STAGE) + (kts % KT_PER_STAGE ? stage_ns(bn, kts % KT_PER_STAGE) : 0);
+}
+// S > 1: the reducer's partial out, the atom, S - 1 partials in (BLOCK_M x bn FP32 each).
+__host__ __device__ constexpr int tail_ns(int bn, int s) {
+  return s > 1 ? kAtomNs + s * (BLOCK_M * bn * 4 / kStoreBytesPerNs) : 0;
+}
+__host__ __device__ constexpr int c_store_ns(int bn) { return BLOCK_M * bn * 2 / kStoreBytesPerNs; }
+// S: at most one wave (tiles x S <= SMs) and one k-tile per split; among those, the S with the
+// least streaming + reduction tail on the reducing SM; a tie keeps the smaller S.
+__host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms) {
+  const int most = sms / tiles < k_tiles ? sms / tiles : k_tiles;
+  int best = 1;
+  for (int s = 2; s <= most; ++s)
+    if (stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) <
+        stream_ns(bn, ceil_div(k_tiles, best)) + tail_ns(bn, best))
+      best = s;
+  return best;
+}
+// The whole estimate of a BLOCK_N: waves x (streaming + tail + C).
+__host__ __device__ constexpr int plan_ns(int bn, int m, int n, int k_tiles, int sms) {
+  const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms);
+  return ceil_div(tiles * s, sms) * (stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) + c_store_ns(bn));
+}
+// BLOCK_N = 64 when the estimate says so (ties keep 128).
+__host__ __device__ constexpr int block_n_for(int m, int n, int k_tiles, int sms) {
+  return plan_ns(64, m, n, k_tiles, sms) < plan_ns(128, m, n, k_tiles, sms) ? 64 : 128;
+}
+static_assert(stage_ns(128, 2) == 689 && stage_ns(128, 1) == 508 && stage_ns(64, 2) == 609, "the header's stages");
+static_assert(block_n_for(128, 7168, 64, 148) == 128 && splits_for(128, 56, 64, 148) == 2,
+              "competition shape 1: BLOCK_N = 128, S = 2, as the header explains");
+static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 148) == 2,
+              "competition shape 2: BLOCK_N = 64, S = 2");
+static_assert(block_n_for(128, 7168, 8, 148) == 64 && splits_for(64, 112, 8, 148) == 1,
+              "competition shape 3: BLOCK_N = 64, S = 1");
+
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &h, 4);
+  return u;
+}
+
+// Step 10's direct store of C[row][col .. col+7] (the path for N % 8 != 0).
+__device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int row, int col,
+                                                   const uint32_t* r TCG_LOC) {
+  if (row >= m || col >= n) return;
+  __half* out = c + size_t(row) * n + col;
+  if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {
+    store_16B(out, make_uint4(pack_half2(u32_as_float(r[0]), u32_as_float(r[1])),
+                              pack_half2(u32_as_float(r[2]), u32_as_float(r[3])),
+                              pack_half2(u32_as_float(r[4]), u32_as_float(r[5])),
+                              pack_half2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
+  } else {
+    for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2half_rn(u32_as_float(r[i]));
+  }
+}
+
+// The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
+template <int BN, bool kTrace>
+__device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
+                                          const CUtensorMap& tmap_a3, const CUtensorMap& tmap_b3,
+                                          const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
+                                          const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
+                                          uint32_t* counters, uint8_t* partials, const TraceBuf& trace_buf) {
+  using L = Cfg<BN>;
+  constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t smem_base = smem_addr(smem);
+  auto a_tile = [&](int s) { return smem_base + L::A_TILES + s * A_STAGE_BYTES; };
+  auto b_tile = [&](int s) { return smem_base + L::B_TILES + s * L::B_STAGE_BYTES; };
+  auto sfa_tile = [&](int s) { return smem_base + L::SFA_TILES + s * SF_STAGE_BYTES; };
+  auto sfb_tile = [&](int s) { return smem_base + L::SFB_TILES + s * SF_STAGE_BYTES; };
+  auto tma_full_bar = [&](int s) { return smem_base + L::TMA_FULL_BARS + 8 * s; };
+  auto mma_done_bar = [&](int s) { return smem_base + L::MMA_DONE_BARS + 8 * s; };
+  auto staging = [&](int quarter, int sub) {
+    return smem_base + L::STAGING + (quarter * L::SUBTILES + sub) * STAGING_BYTES;
+  };
+  const uint32_t mainloop_done_bar = smem_base + L::MAINLOOP_DONE_BAR;
+  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + L::TMEM_SLOT);
+  volatile uint32_t* reducer_flag = reinterpret_cast<uint32_t*>(smem + L::REDUCER_FLAG);
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tiles_n = ceil_div(n, BLOCK_N);
+  const int tiles = ceil_div(m, BLOCK_M) * tiles_n;
+  const int tile = int(blockIdx.x) % tiles, split = int(blockIdx.x) / tiles;
+  const int m0 = tile / tiles_n * BLOCK_M, n0 = tile % tiles_n * BLOCK_N;
+
+  if (warp == 1) {
+    tmem_alloc(smem_base + L::TMEM_SLOT, TMEM_COLS);
+    tmem_relinquish_alloc_permit();
+  } else if (warp == 0 && elect_one_sync()) {
+    for (int s = 0; s < NUM_STAGES; ++s) {
+      mbarrier_init(tma_full_bar(s), 1);
+      mbarrier_init(mma_done_bar(s), 1);
+    }
+    mbarrier_init(mainloop_done_bar, 1);
+    fence_mbarrier_init();
+  }
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_accum = *tmem_slot;
+  trace.end(Phase::kSetup);
+
+  const int num_ksteps = k / MMA_K;  // K % 64 == 0
+  const int num_k_tiles = ceil_div(num_ksteps, KSTEPS);
+  const int full_k_tiles = num_ksteps / KSTEPS;  // the k-tiles the 3-D maps cover
+  auto ksteps_of = [&](int kt) { const int left = num_ksteps - kt * KSTEPS; return left < KSTEPS ? left : KSTEPS; };
+  // This split's k-tiles, as step 10: [kt_begin, kt_begin + my_k_tiles), in stages of up to 2.
+  const int per_split = num_k_tiles / splits, extra = num_k_tiles % splits;
+  const int kt_begin = split * per_split + (split < extra ? split : extra);
+  const int my_k_tiles = per_split + (split < extra ? 1 : 0);
+  const int my_stages = ceil_div(my_k_tiles, KT_PER_STAGE);
+  auto kts_of_stage = [&](int i) { const int left = my_k_tiles - i * KT_PER_STAGE; return left < KT_PER_STAGE ? left : KT_PER_STAGE; };
+
+  if (warp == 0) {
+    // ---------------------------------------------------------------- producer (TMA) warp
+    if (elect_one_sync()) {
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
+      const uint32_t sfa_row_block = uint32_t(m0) / kSfAtomRows, sfb_row_block = uint32_t(n0) / kSfAtomRows;
+      uint32_t empty_parity = 1;
+      for (int i = 0; i < my_stages; ++i) {
+        const int kt0 = kt_begin + i * KT_PER_STAGE, kts = kts_of_stage(i), s = i % NUM_STAGES;
+        int ksteps = 0;
+        for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);
+        const uint32_t sf_bytes = uint32_t(ksteps) * kSfAtomBytes;  // one atom per k-step, for A and for B
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
+        mbarrier_arrive_expect_tx(tma_full_bar(s), uint32_t(kts) * (A_KTILE_BYTES + L::B_KTILE_BYTES) + 2 * sf_bytes);
+        if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {  // one box per operand
+          tma_load_3d(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s));
+          tma_load_3d(b_tile(s), &tmap_b3, 0, n0, kt0, tma_full_bar(s));
+        } else {  // a partial or lone k-tile: step 10's boxes, one per k-tile
+          for (int j = 0; j < kts; ++j) {
+            tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
+            tma_load_2d(b_tile(s) + j * L::B_KTILE_BYTES, &tmap_b, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+          }
+        }
+        bulk_load(sfa_tile(s), sfa + sf_atom_offset(sfa_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
+                  tma_full_bar(s));
+        bulk_load(sfb_tile(s), sfb + sf_atom_offset(sfb_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
+                  tma_full_bar(s));
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.begin_elected(Phase::kDrain);
+      for (int i = my_stages; i < my_stages + NUM_STAGES; ++i) {
+        const int s = i % NUM_STAGES;
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.end_elected(Phase::kDrain);
+    }
+  } else if (warp == 1) {
+    // ---------------------------------------------------------------- MMA warp
+    if (elect_one_sync()) {
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
+      uint32_t full_parity = 0;
+      // BLOCK_N = 64: this tile's rows of B are half of a scale atom, columns 2-3 for the odd half.
+      const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;
+      for (int i = 0; i < my_stages; ++i) {
+        const int kt0 = kt_begin + i * KT_PER_STAGE, s = i % NUM_STAGES;
+        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
+        tcgen05_fence_after_thread_sync();
+        const uint32_t sf_cols = L::SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
+        for (int j = 0; j < kts_of_stage(i); ++j)
+          for (int ks = 0; ks < ksteps_of(kt0 + j); ++ks) {
+            const uint32_t q = uint32_t(j * KSTEPS + ks);  // k-step of the stage; its scale atoms are the q-th
+            const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + q * SF_COLS_PER_KSTEP);
+            const uint32_t sfb_atom_tmem =
+                tmem_offset(tmem_accum, 0, sf_cols + (KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
+            tcgen05_cp_32x128b_warpx4(sfa_tmem, make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            tcgen05_cp_32x128b_warpx4(sfb_atom_tmem,
+                                      make_smem_desc(sfb_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            const uint64_t a_desc =
+                make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            const uint64_t b_desc =
+                make_smem_desc(b_tile(s) + j * L::B_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b_desc, L::IDESC, sfa_tmem, sfb_atom_tmem + sfb_half_cols,
+                                    /*accumulate=*/i > 0 || j > 0 || ks > 0);
+          }
+        mma_commit(mma_done_bar(s));
+        if (s == NUM_STAGES - 1) full_parity ^= 1;
+      }
+      mma_commit(mainloop_done_bar);
+    }
+  } else {
+    // ---------------------------------------------------------------- epilogue warps 2..5
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
+    tcgen05_fence_after_thread_sync();
+    const int quarter = warp % 4;
+    const int tile_row = quarter * 32 + lane;  // = TMEM lane
+    const int row = m0 + tile_row;
+    uint8_t* const slots = partials + size_t(tile) * size_t(splits) * L::PARTIAL_BYTES;
+    bool write_c = true;
+    if (splits > 1) {
+      // 1.-2. As step 10: this split's partial to its slot, bar.sync, count with acq_rel.
+      uint8_t* const mine = slots + size_t(split) * L::PARTIAL_BYTES;
+      for (int col = 0; col < BLOCK_N; col += 16) {
+        uint32_t r[16];
+        tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
+        tmem_wait_ld(r);
+        for (int g = 0; g < 4; ++g)
+          st_global_v4(mine + granule_offset(uint32_t(col / 4 + g), uint32_t(tile_row)),
+                       make_uint4(r[4 * g], r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]));
+      }
+      tcgen05_fence_before_thread_sync();
+      named_barrier_sync(EPILOGUE_BAR, EPILOGUE_THREADS);
+      if (warp == 2 && lane == 0) {
+        const uint32_t arrived_before = atom_add_acq_rel_gpu(counters + tile, 1u);
+        const bool last = arrived_before == uint32_t(splits - 1);
+        if (last) st_relaxed_gpu(counters + tile, 0u);
+        *reducer_flag = last ? 1u : 0u;
+      }
+      named_barrier_sync(EPILOGUE_BAR, EPILOGUE_THREADS);
+      tcgen05_fence_after_thread_sync();
+      write_c = *reducer_flag != 0;
+    }
+    if (write_c) {
+      // 3. C = ((p0 + p1) + p2) + ... in split order (S = 1: the accumulator), 64 columns at a time.
+      for (int sub = 0; sub < L::SUBTILES; ++sub) {
+        uint32_t r[SUB_N];
+        for (int col = sub * SUB_N; col < (sub + 1) * SUB_N; col += 16) {
+          uint32_t* const out = r + (col - sub * SUB_N);
+          uint32_t own[16];
+          tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), own);
+          tmem_wait_ld(own);
+          if (splits == 1) {
+            for (int e = 0; e < 16; ++e) out[e] = own[e];
+            continue;
+          }
+          float acc[16];
+          for (int s = 0; s < splits; ++s) {
+            uint32_t v[16];
+            if (s == split) {
+              for (int e = 0; e < 16; ++e) v[e] = own[e];
+            } else {
+              for (int g = 0; g < 4; ++g) {
+                const uint4 q = ld_global_v4(slots + size_t(s) * L::PARTIAL_BYTES +
+                                             granule_offset(uint32_t(col / 4 + g), uint32_t(tile_row)));
+                v[4 * g] = q.x, v[4 * g + 1] = q.y, v[4 * g + 2] = q.z, v[4 * g + 3] = q.w;
+              }
+            }
+            for (int e = 0; e < 16; ++e) acc[e] = s == 0 ? u32_as_float(v[e]) : acc[e] + u32_as_float(v[e]);
+          }
+          for (int e = 0; e < 16; ++e) memcpy(&out[e], &acc[e], 4);
+        }
+        const int col0 = n0 + sub * SUB_N;
+        if (!tma_c) {  // N % 8 != 0 or C misaligned: step 10's direct stores
+          for (int j = 0; j < SUB_N; j += 8) store_c_chunk8_f16(c, m, n, row, col0 + j, r + j);
+          continue;
+        }
+        // Row `lane` of the warp's sub-tile, 128B-swizzled (chunk j at j ^ (lane % 8)), as step 08;
+        // each buffer is used once, so no store waits for an earlier one.
+        const uint32_t buf = staging(quarter, sub);
+        for (int j = 0; j < SUB_N / 8; ++j)
+          st_shared_v4(swizzle_addr(buf + uint32_t(lane) * 128 + uint32_t(j) * 16, 128),
+                       pack_half2(u32_as_float(r[8 * j + 0]), u32_as_float(r[8 * j + 1])),
+                       pack_half2(u32_as_float(r[8 * j + 2]), u32_as_float(r[8 * j + 3])),
+                       pack_half2(u32_as_float(r[8 * j + 4]), u32_as_float(r[8 * j + 5])),
+                       pack_half2(u32_as_float(r[8 * j + 6]), u32_as_float(r[8 * j + 7])));
+        fence_proxy_async_shared_cta();  // this lane's generic stores, before the async proxy's read
+        tcgen05_fence_before_thread_sync();  // the tcgen05.ld above, before the __syncwarp
+        __syncwarp();
+        tcgen05_fence_after_thread_sync();   // the next sub-tile's tcgen05.ld, after it
+        const int row0 = m0 + quarter * SUB_M;
+        if (lane == STORE_LANE) {
+          if (row0 < m && col0 < n) tma_store_2d(&tmap_c, buf, col0, row0);  // clipped at M and N
+          bulk_commit_group();
+        }
+      }
+      // The CTA's shared memory ends with it: the stores must have read their staging buffers.
+      if (tma_c && lane == STORE_LANE) bulk_wait_group_read<0>();
+    }
+  }
+
+  trace.begin(Phase::kTeardown);
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
+}
+
+#define TCG_STEP11_PARAMS                                                                                           \
+  const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,                          \
+      const __grid_constant__ CUtensorMap tmap_a3, const __grid_constant__ CUtensorMap tmap_b3,                    \
+      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb, __half *c,   \
+      int m, int n, int k, int splits, uint32_t *counters, uint8_t *partials, const __grid_constant__ TraceBuf trace_buf
+#define TCG_STEP11_ARGS tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, sfa, sfb, c, m, n, k, splits, counters, partials, trace_buf
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n128(TCG_STEP11_PARAMS) {
+  gemm_body<128, kTrace>(TCG_STEP11_ARGS);
+}
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP11_PARAMS) {
+  gemm_body<64, kTrace>(TCG_STEP11_ARGS);
+}
+
+// A (or B) as 2-D K-major bytes, step 10's box: 128 B of K x box_rows rows, 128B-swizzled.
+static CUtensorMap make_fp4_kmajor_sw128_map(const uint8_t* base, int rows, int k, int box_rows) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kU8;
+  t.base = base;
+  t.dims[0] = uint64_t(k) / 2;
+  t.dims[1] = uint64_t(rows);
+  t.strides[0] = uint64_t(k) / 2;
+  t.box[0] = BLOCK_K / 2;
+  t.box[1] = uint32_t(box_rows);
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+// The same bytes as (128 B within a k-tile) x rows x (whole k-tile): the third dimension steps
+// 128 bytes along K, so a box of KT_PER_STAGE k-tiles lands as that many 2-D boxes one after the
+// other. Only whole k-tiles are in it (the tail k-tile would reach past the row). Null (unused)
+// when K has no whole k-tile.
+static CUtensorMap make_fp4_kmajor_sw128_map_3d(const uint8_t* base, int rows, int k, int box_rows) {
+  const int whole = k / BLOCK_K;
+  if (whole == 0) return CUtensorMap{};
+  TiledMap t;
+  t.rank = 3;
+  t.dtype = TmaDtype::kU8;
+  t.base = base;
+  t.dims[0] = BLOCK_K / 2;
+  t.dims[1] = uint64_t(rows);
+  t.dims[2] = uint64_t(whole);
+  t.strides[0] = uint64_t(k) / 2;  // next row
+  t.strides[1] = BLOCK_K / 2;      // next k-tile
+  t.box[0] = BLOCK_K / 2;
+  t.box[1] = uint32_t(box_rows);
+  t.box[2] = KT_PER_STAGE;
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+// C as the TMA store sees it: row-major M x N FP16, one box = one 32 x 64 staging buffer.
+static CUtensorMap make_c_store_map(__half* c, int m, int n) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kF16;
+  t.base = c;
+  t.dims[0] = uint64_t(n);
+  t.dims[1] = uint64_t(m);
+  t.strides[0] = uint64_t(n) * 2;  // a multiple of 16 bytes: N % 8 == 0
+  t.box[0] = SUB_N;
+  t.box[1] = SUB_M;
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+// The plan: BLOCK_N (block_n_for) and S (splits_for). A launch with BLOCK_N forced to 64 or 128
+// (--block-n is not a harness flag: tests force it with the TCG_STEP11_BLOCK_N environment
+// variable, the same plan otherwise).
+struct SplitPlan {
+  int block_n, tiles, k_tiles, splits;
+};
+static SplitPlan plan_for(int m, int n, int k, int sms) {
+  SplitPlan p;
+  p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
+  p.block_n = block_n_for(m, n, p.k_tiles, sms);
+  if (const char* forced = std::getenv("TCG_STEP11_BLOCK_N")) {
+    const std::string v = forced;
+    if (v != "64" && v != "128") throw std::invalid_argument("TCG_STEP11_BLOCK_N must be 64 or 128, got '" + v + "'");
+    p.block_n = std::stoi(v);
+  }
+  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
+  p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms);
+  return p;
+}
+
+// StepSpec::workspace: counters + partials when the launch splits K, nothing otherwise.
+static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
+  const SplitPlan p = plan_for(m, n, k, sms);
+  if (p.splits == 1) return {};
+  StepWorkspace w;
+  w.zeroed_bytes = counter_bytes(p.tiles);
+  w.bytes = w.zeroed_bytes + size_t(p.tiles) * size_t(p.splits) * size_t(BLOCK_M * p.block_n * 4);
+  return w;
+}
+
+constexpr StepSpec spec{11, "nvfp4_wide_copies", "NVFP4 split-K, two k-tiles per copy, TMA-store C, BLOCK_N 64 or 128",
+                        Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
+
+void launch(const GemmArgs& g) {
+  const Nvfp4Operands& f = g.fp4;
+  const int sms = num_sms();
+  const SplitPlan p = plan_for(g.m, g.n, g.k, sms);
+  const StepWorkspace need = workspace_for_problem(g.m, g.n, g.k, sms);
+  if (g.workspace_bytes < need.bytes || (need.bytes > 0 && g.workspace == nullptr))
+    throw std::invalid_argument("step 11: " + std::to_string(p.splits) + " splits need a workspace of " +
+                                std::to_string(need.bytes) + " bytes; got " + std::to_string(g.workspace_bytes));
+  uint8_t* ws = static_cast<uint8_t*>(g.workspace);
+  uint32_t* counters = reinterpret_cast<uint32_t*>(ws);
+  uint8_t* partials = ws ? ws + need.zeroed_bytes : nullptr;
+  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
+  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n);
+  // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
+  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
+  const CUtensorMap tmap_c = tma_c ? make_c_store_map(f.c, g.m, g.n) : CUtensorMap{};
+  LaunchDims d;
+  d.grid = dim3(unsigned(p.tiles * p.splits));
+  d.block = dim3(NUM_THREADS);
+  if (p.block_n == 64) {
+    d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
+    launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
+                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+  } else {
+    d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
+    launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
+                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+  }
+}
+
+}  // namespace TCG_BUILD_NS
+
+TCG_STEP_MAIN(spec)

@@ -70,6 +70,9 @@ __device__ __forceinline__ void store_16B(void* dst, uint4 v TCG_LOC) {
 // n % 8 == 0, so every row starts on a 16-byte boundary), element by element otherwise.
 __device__ __forceinline__ void store_c_chunk8(__nv_bfloat16* c, int m, int n, int row, int col,
                                                const uint32_t* r TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tmem_regs_used(r, 8 * sizeof(uint32_t), "store_c_chunk8 (the epilogue's conversion of 8 accumulators)", TCG_AT);
+#endif
   if (row >= m || col >= n) return;
   __nv_bfloat16* out = c + size_t(row) * n + col;
   if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {

@@ -79,6 +79,15 @@ struct GpuCode {
   int (*binary_version)();
 };
 
+// A persistent step's unit of work: its CTAs walk several output tiles (a grid sized by the SM
+// count, or tiles taken over with cluster launch control), each tile of m x n outputs computed by
+// a cluster of `cluster` CTAs. Given no --sim-sms, the emulator then emulates a GPU on which every
+// cluster runs at least two tiles, so what the step teaches (a double-buffered accumulator, rings
+// carried across tiles) is exercised by the default run. m = 0: not persistent.
+struct PersistentTile {
+  int m = 0, n = 0, cluster = 1;
+};
+
 struct StepSpec {
   int number;           // 0, 1, 2, ...
   const char* name;     // short identifier, e.g. "basic_tcgen05" (CSV "step_name")
@@ -94,6 +103,7 @@ struct StepSpec {
   // fallback, e.g. step 08's TMA stores or step 06's stores when N % 8 != 0); null: no line.
   const char* (*epilogue)(int64_t m, int64_t n, int64_t k) = nullptr;
   bool repeat = false;  // launch twice and require bitwise the same C (as for a step with a workspace)
+  PersistentTile persistent{};      // persistent steps only (above)
 };
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.

@@ -375,7 +375,8 @@ static CUtensorMap make_kmajor_sw128_map(const __nv_bfloat16* base, int rows, in
 }
 
 constexpr StepSpec spec{6, "persistent", "persistent CTA pairs, static tile schedule, double-buffered TMEM", Arch::kSm100f,
-                        8, Operands::kBF16, nullptr, CLUSTER_SIZE};
+                        8, Operands::kBF16, nullptr, CLUSTER_SIZE, nullptr, false,
+                        PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
 
 void launch(const GemmArgs& g) {
   const int sms = num_sms();

@@ -443,7 +443,8 @@ const char* epilogue_of(int64_t, int64_t n, int64_t) {
 }
 
 constexpr StepSpec spec{8, "tma_store_epilogue", "step 06 + TMA-store epilogue through swizzled smem, early TMEM release",
-                        Arch::kSm100f, 8, Operands::kBF16, nullptr, CLUSTER_SIZE, &epilogue_of};
+                        Arch::kSm100f, 8, Operands::kBF16, nullptr, CLUSTER_SIZE, &epilogue_of, false,
+                        PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
 
 void launch(const GemmArgs& g) {
   const int sms = num_sms();

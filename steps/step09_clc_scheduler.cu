@@ -485,7 +485,8 @@ const char* epilogue_of(int64_t, int64_t n, int64_t) {
 }
 
 constexpr StepSpec spec{9, "clc_scheduler", "step 08 + dynamic tile scheduling with cluster launch control (try_cancel)",
-                        Arch::kSm100f, 8, Operands::kBF16, nullptr, CLUSTER_SIZE, &epilogue_of};
+                        Arch::kSm100f, 8, Operands::kBF16, nullptr, CLUSTER_SIZE, &epilogue_of, false,
+                        PersistentTile{PAIR_M, BLOCK_N, CLUSTER_SIZE}};
 
 void launch(const GemmArgs& g) {
   const int sms = num_sms();

@@ -27,11 +27,41 @@ namespace tcg::harness {
 
 namespace {
 
-void set_emulator_options(const Options& o) {
+// The emulated GPU's SM count without --sim-sms. A persistent step (StepSpec::persistent) on a
+// B200's 148 SMs gives each cluster one tile at the default shapes, so a bug in what the step
+// teaches (the second accumulator, a ring carried across tiles) would pass the default run: such a
+// plain run instead gets the most SMs on which every cluster still runs at least two tiles, and
+// says so in one line (or, with fewer than two tiles, what is not exercised and how to exercise it).
+// Runs on the timing model's clock (--predict, --trace) keep the B200's SM count.
+int default_sim_sms(const StepSpec& spec, const Options& o) {
+  const int b200 = int(tcsim::model_param("SMs"));
+  const PersistentTile& p = spec.persistent;
+  if (o.sim_sms_given) return o.sim_sms;
+  if (p.m <= 0 || o.predict || !o.trace_path.empty()) return b200;
+  const int64_t tiles = ((o.m + p.m - 1) / p.m) * ((o.n + p.n - 1) / p.n);
+  if (tiles < 2) {
+    std::printf("note:     %lld tile of %d x %d: no %s runs a second tile, so the double-buffered accumulator "
+                "and the rings' wrap across tiles are not exercised (a shape of 2 or more tiles, e.g. --m %d --n %d, "
+                "exercises them)\n",
+                static_cast<long long>(tiles), p.m, p.n, p.cluster > 1 ? "CTA pair" : "CTA", 2 * p.m, p.n);
+    return b200;
+  }
+  const int sms = int(std::min<int64_t>(tiles / 2, b200 / p.cluster)) * p.cluster;
+  if (sms == b200) return b200;  // a B200 already gives every cluster two tiles or more
+  std::printf("note:     emulated GPU of %d SMs (a B200 has %d): %lld tiles of %d x %d give each of its %d %s "
+              "at least two, so the double-buffered accumulator and the rings wrap across tiles (--sim-sms N picks "
+              "another GPU)\n",
+              sms, b200, static_cast<long long>(tiles), p.m, p.n, sms / p.cluster,
+              p.cluster > 1 ? "CTA pairs" : "CTAs");
+  return sms;
+}
+
+void set_emulator_options(const StepSpec& spec, const Options& o) {
   tcsim::Options so = tcsim::options();
   so.seed = o.sim_seed;
-  so.num_sms = o.sim_sms_given ? o.sim_sms : int(tcsim::model_param("SMs"));
+  so.num_sms = default_sim_sms(spec, o);
   so.ctas_per_sm = o.sim_ctas_per_sm;
+  so.provenance_checks = true;  // a step's kernel never reads TMEM nothing wrote (common/sim/provenance.cpp)
   // The B200 timing model (docs/timing_model.md): for --predict (timing only: no arithmetic)
   // and for --trace (with arithmetic, so the run is still verified).
   so.timing = o.predict || !o.trace_path.empty();
@@ -184,7 +214,7 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   if (o.predict) o.check = false;  // timing only: the output is never computed
   print_problem(spec, o, o.predict ? "tcgen05 emulator on the CPU, B200 timing model (timing only)"
                                    : "tcgen05 emulator on the CPU");
-  set_emulator_options(o);
+  set_emulator_options(spec, o);
   const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(spec, o, launch)
                                                              : emulate_bf16(o, launch);
   const tcsim::Stats st = tcsim::last_stats();
@@ -219,8 +249,11 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
                 "docs/timing_model.md)\n",
                 tflops, static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k),
                 st.model_ns / 1e3, tcsim::options().num_sms);
+  // What bounded this launch (predict_bounds.cpp), taken before the range's two launches replace it.
+  const tcsim::Bounds bounds = tcsim::last_bounds();
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
     predict_range(flops, [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
+  if (o.predict) print_predict_bounds(bounds);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = "tcgen05-emulator";

@@ -10,6 +10,10 @@
 #include "common/harness/internal.h"
 #include "common/step.h"
 
+namespace tcsim {
+struct Bounds;  // common/sim/sim_api.h
+}
+
 namespace tcg::harness {
 
 // ---------------------------------------------------------------------------------------------
@@ -49,5 +53,9 @@ void print_verify(const VerifyResult* vr);  // null: --no-check
 CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult* vr);
 // Appends the row if --csv was given and turns the outcome into the exit code.
 int finish(const StepSpec& spec, const Options& o, const VerifyResult* vr, const CsvRecord& row);
+
+// --predict: what bounds the emulated launch just run on the timing model's clock, from its own
+// accounting (predict_bounds.cpp): CTAs per SM, engines' busy shares, waits per barrier, the pace.
+void print_predict_bounds(const tcsim::Bounds& b);
 
 }  // namespace tcg::harness

@@ -10,8 +10,8 @@
 // In the emulator build the same calls report every annotation to the emulator
 // (tcsim::trace_phase), from every lane that reaches them; the emulator keeps lane 0's, draws the
 // coarse phases on its timing model's clock and checks that all of them, fine ones included, pair
-// up and nest as the GPU trace needs. Fine spans are drawn only on the GPU: the emulator records
-// each wait and issue by itself.
+// up and nest as the GPU trace needs. Fine spans are drawn only on the GPU; the emulator records
+// each blocked wait by itself, named after the wait annotation that encloses it (with its index).
 #pragma once
 #include "../trace_buf.h"
 #include "build.h"
@@ -114,8 +114,9 @@ class PhaseTrace {
   TCG_DEV void mark(uint32_t stream, Phase p, bool is_begin, uint32_t arg TCG_LOC) {
 #if defined(TCG_SIM)
     (void)stream;
-    (void)arg;
-    ::tcsim::trace_phase(phase_info(p).name, is_begin, !phase_is_fine(p), TCG_AT);
+    const char* arg_style = phase_info(p).arg;  // "[]": an index, shown with the wait's name
+    ::tcsim::trace_phase(phase_info(p).name, is_begin, !phase_is_fine(p), TCG_AT,
+                         arg_style && arg_style[0] == '[' ? int(arg) : -1);
 #else
     if constexpr (kTrace) {
       if (stream == kTraceWarpStream) record(warp_stream_, counts_[kTraceWarpStream], p, is_begin, arg);

@@ -219,6 +219,8 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
     check_target_alive(*d, what);
     smem_ref(*d, d_dst, bytes, "cp.async.bulk.tensor destination");
     check_no_mbarrier_in(*d, d_dst, bytes, "cp.async.bulk.tensor destination");
+    // The layout the bytes will have, for the MMAs that read them (provenance.cpp).
+    prov_tma_wrote(*d, d_dst, bytes, m.swizzle_span, m.box[0] * m.elem_bytes, (rank > 1 ? m.box[1] : 1) * (rank > 2 ? m.box[2] : 1), at);
     Cta& bc = signal_cta(*d, bar, mode, bar_rank, what);
     const uint32_t d_bar = (bc.rank << kRankShift) | (bar & kOffsetMask);
     const Mbar& b = mbar_at_cluster(d_bar, "cp.async.bulk.tensor completion mbarrier");

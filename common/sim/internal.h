@@ -6,8 +6,8 @@
 // Fiber. Asynchronous work (copies, tcgen05 operations, remote arrivals) is an AsyncOp, queued
 // when issued and performed when the seeded scheduler picks it.
 //
-// Files: scheduler.cpp (fibers, wait queues, warp collectives, the run loop, deadlock and
-// livelock reports), launch.cpp (grid, SMs and residency, clusters, CTA start and exit checks), memory.cpp (shared
+// Files: scheduler.cpp (fibers, wait queues, warp collectives, the run loop, livelock reports),
+// deadlock.cpp (the deadlock report), launch.cpp (grid, SMs and residency, clusters, CTA start and exit checks), memory.cpp (shared
 // and cluster addressing, distributed shared memory), sync.cpp (bar.sync, __syncwarp, elect,
 // fences, the cluster barrier), mbarrier.cpp, copies.cpp (TMA, bulk copies, multicast),
 // tmem.cpp (allocator, tcgen05.ld, the tcgen05 fence protocol), mma.cpp (tcgen05.mma, commit),
@@ -18,9 +18,12 @@
 // check asks),
 // warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence),
 // clc.cpp (cluster launch control), timing.cpp (the B200 timing model and the trace),
-// timing_params.cpp (the timing model's parameter table and parameter files).
+// timing_params.cpp (the timing model's parameter table and parameter files), provenance.cpp (what
+// wrote each TMEM cell and shared-memory piece: reads of unwritten TMEM, operand layouts that
+// differ from what the TMA wrote), bounds.cpp (what bounds a timed launch: engines' busy time,
+// waits per barrier, CTAs per SM).
 // Headers: this one; happens_before.h (the vector clocks; tmem_hazards.h includes it);
-// tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
+// provenance.h; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
 // model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
 // timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
@@ -41,6 +44,7 @@
 
 #include "../descriptors.h"
 #include "sim.h"
+#include "provenance.h"
 #include "timing.h"
 #include "tmem_hazards.h"
 
@@ -214,6 +218,11 @@ struct Fiber {
   double tc_last = 0;
   bool traced = false;
   const char* wait_label = nullptr;  // what the next block_until waits for (trace span name)
+  // bounds.cpp: the kernel's open wait annotation ("wait tma_full_bar", its stage or -1) and the
+  // warp's role (its first drawn phase), for naming waits in traces and the --predict bounds.
+  const char* wait_phase = nullptr;
+  int wait_arg = -1;
+  const char* role = nullptr;
   struct OpenPhase {
     const char* name;
     double t;   // when it began
@@ -280,6 +289,7 @@ struct Sm {
   double tc_free = 0, tma_free = 0, store_free = 0, ld_free[4] = {0, 0, 0, 0};
   double dsmem_free = 0;  // the SM's path to the other SMs of its cluster (distributed shared memory)
   std::vector<uint32_t> tmem;  // 128 lanes x 512 columns
+  std::vector<uint8_t> tmem_written;  // per cell: an MMA or copy issued since its allocation writes it (provenance.cpp)
   std::vector<Cta*> resident;
   uint32_t smem_used = 0, threads_used = 0;
 };
@@ -327,6 +337,11 @@ struct Cta {
   // The exit check (launch.cpp): per issuing agent, the last mma / cp that reads or writes this
   // CTA's shared memory or TMEM; its completion must be ordered before the CTA ends.
   std::vector<std::shared_ptr<TcOp>> tc_targets;
+  // provenance.cpp: the MMAs / copies that wrote its TMEM since each allocation; per 128 bytes of
+  // shared memory the TMA load that last wrote it (index + 1 into tma_sites, 0: none).
+  std::vector<TmemWriteSite> tmem_writes;
+  std::vector<uint16_t> tma_piece;
+  std::vector<TmaWriteSite> tma_sites;
 };
 
 struct Cluster {
@@ -402,6 +417,22 @@ extern Scheduler* g_sched;
 // ---- timing model (timing.h has its declarations; timing.cpp, docs/timing_model.md)
 inline bool timed() { return g_sched && g_sched->timed; }
 
+// ---- what bounds a timed launch (bounds.cpp): the model's busy intervals, waits and residency
+enum class BoundsEngine { kTensorCore = 0, kTmaUnit = 1, kStorePath = 2 };
+enum class BoundsChip { kL2Read = 0, kL2Requests = 1, kHbm = 2, kL2Write = 3 };
+void bounds_reset(const Scheduler& s);
+void bounds_engine(const Sm& sm, BoundsEngine e, double ns);
+void bounds_chip(BoundsChip c, double ns);
+void bounds_resident(const Sm& sm);  // a CTA was made resident on `sm`
+void bounds_cta_exit(const Sm& sm, double t);  // ... and left it at model time t
+// A kernel annotation (trace_phase): wait phases name the barrier of the thread's next wait; the
+// first drawn phase other than setup/teardown is the warp's role. `arg`: the stage index, or -1.
+void bounds_phase(Fiber& f, const char* name, bool begin, bool draw, int arg);
+// The trace name of a blocked wait: "wait tma_full_bar[2]" where the kernel annotated it.
+std::string wait_span_name(const Fiber& f, const char* label);
+void bounds_wait(const Fiber& f, const char* label, double ns);  // lane 0 of a warp waited `ns`
+void bounds_finish(const Scheduler& s);
+
 // ---- global memory ordering between threads (global_order.cpp)
 void global_order_reset();  // at each launch
 
@@ -431,7 +462,7 @@ void run_grid(Scheduler& s);
 void* get_stack();
 void release_stack(void* stack);
 void create_fiber(Scheduler& s, Cluster& cl, Cta* cta, uint32_t t);
-std::string deadlock_report(Scheduler& s);
+std::string deadlock_report(Scheduler& s);  // deadlock.cpp
 // Ends the process with a livelock report if no emulated instruction runs for `seconds`
 // (a spin on ordinary memory); stops when the returned handle is destroyed.
 std::shared_ptr<void> start_watchdog(double seconds);
@@ -497,10 +528,13 @@ uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col);  // in the CTA's SM'
 std::string describe_sm_tmem(const Sm& sm);                 // who holds which columns
 const TmemAlloc* tmem_find(const Cta& cta, uint32_t col, uint32_t ncols);
 std::string describe_allocs(const Cta& cta);
+// "columns [a, b) of the allocation at column c (absolute [x, y))": TMEM columns as a learner
+// reads them, relative to the allocation that holds them (the allocator's base depends on the seed).
+std::string tmem_cols(const Cta& cta, uint32_t col0, uint32_t ncols);
 void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* what);
 // An MMA is about to write [lane0, +nlanes) x [col0, +ncols) of `cta`'s TMEM: fails (from the
 // scheduler's stack) if a tcgen05.ld not yet waited for still reads any of those cells.
-void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* writer);
+void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const std::string& writer);
 
 // ---- TMA stores and the generic -> async proxy (tma_store.cpp, copies.cpp)
 // The decoded tensor map (as encode_tensor_map() stored it); fails for a map it did not make or

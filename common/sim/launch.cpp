@@ -61,6 +61,7 @@ bool sm_has_room(const Scheduler& s, const Sm& sm) {
 void cta_finished(Cta& cta) {
   Scheduler& s = *g_sched;
   cta.finished = true;
+  if (s.timed) bounds_cta_exit(*cta.sm, s.cur ? s.cur->t : s.now);
   const std::string name = cta_name(cta);
   if (const AsyncOp* op = pending_towards(s, cta.cluster, cta.rank))
     fail("tcsim: CTA exited with asynchronous work in flight\n  " + name + " exited while " + op->what +
@@ -106,7 +107,7 @@ void cta_finished(Cta& cta) {
     const TmemAlloc& a = cta.allocs.front();
     fail("tcsim: TMEM leak\n  " + name + " exited with TMEM still allocated: " + describe_allocs(cta) +
          " (the first by warp " + std::to_string(a.warp) + " at " + loc(a.at) +
-         "). Every tcgen05.alloc needs a tcgen05.dealloc before the CTA exits.");
+         "). Every tcgen05.alloc needs a tcgen05.dealloc before the CTA exits (PTX ISA §9.7.16.7.1).");
   }
   // Asynchronous work that has landed, but that no thread of the CTA is ordered after: on the GPU
   // it may still be in flight when the CTA's shared memory and TMEM are handed to the next CTA.
@@ -170,6 +171,7 @@ void admit_clusters(Scheduler& s) {
       cta->sm = &s.sms[g + r];
       if (cta->sm->tmem.empty()) cta->sm->tmem.assign(size_t(tcg::kTmemLanes) * tcg::kTmemColumns, kTmemPoison);
       cta->sm->resident.push_back(cta.get());
+      if (s.timed) bounds_resident(*cta->sm);
       cta->sm->smem_used += s.smem_per_cta;
       cta->sm->threads_used += s.block.x;
       cta->smem_bytes = s.smem_per_cta - kSmemReservedPerCta;
@@ -296,6 +298,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   if (s.timed) s.max_resident_ctas = uint32_t(g_options.num_sms) * kCtasPerSm;  // as many as fit
   s.sms.resize(size_t(g_options.num_sms));
   for (size_t i = 0; i < s.sms.size(); ++i) s.sms[i].id = uint32_t(i);  // TMEM storage: on first use
+  bounds_reset(s);
   g_sched = &s;
   const std::shared_ptr<void> watchdog = start_watchdog(g_options.watchdog_seconds);
   struct Reset {
@@ -308,6 +311,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   run_grid(s);  // returns once every cluster has run and all asynchronous work completed
   if (s.timed) {
     g_stats.model_ns = s.end;
+    bounds_finish(s);
     trace_end_launch(s);
   }
 

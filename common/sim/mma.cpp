@@ -169,12 +169,12 @@ void run_mma(const MmaJob& j) {
   const uint32_t d_cols = (j.cta_group == 2 && M == 128) ? N / 2 : N;
   for (uint32_t v = 0; v < nctas; ++v)
     if (!tmem_find(*j.ctas[v], col0, d_cols))
-      fail("tcsim: TMEM deallocated under a running MMA\n  a tcgen05.mma writing TMEM columns [" + std::to_string(col0) +
-           ", " + std::to_string(col0 + d_cols) + ") of " + cta_name(*j.ctas[v]) +
-           " completed after those columns were freed (" + describe_allocs(*j.ctas[v]) +
-           "); wait for the MMA's tcgen05.commit before tcgen05.dealloc");
+      fail("tcsim: TMEM deallocated under a running MMA\n  the tcgen05.mma issued at " + loc(j.rec->at) +
+           " writing TMEM columns [" + std::to_string(col0) + ", " + std::to_string(col0 + d_cols) + ") of " +
+           cta_name(*j.ctas[v]) + " completed after those columns were freed (" + describe_allocs(*j.ctas[v]) +
+           "); wait for the MMA's tcgen05.commit before tcgen05.dealloc (PTX ISA §9.7.16.7.1, §9.7.16.6.4.2)");
   for (uint32_t v = 0; v < nctas; ++v)
-    check_no_pending_ld(*j.ctas[v], lane0, 128, col0, d_cols, "a tcgen05.mma");
+    check_no_pending_ld(*j.ctas[v], lane0, 128, col0, d_cols, "the tcgen05.mma issued at " + loc(j.rec->at));
   if (g_options.skip_math) {  // timing only: the checks above, no arithmetic
     g_stats.mmas++;
     g_stats.mma_flops += 2ull * M * N * K;
@@ -299,9 +299,20 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
     u.role = "accumulator D";
     uses.emplace_back(j.ctas[v], u);
   }
+  // What wrote the operands and the accumulator (provenance.cpp): the descriptors' layouts against
+  // the TMA that placed the tiles, enable-input-d against cells no MMA wrote; then D is written.
+  const char* mma_name = cta_group == 2 ? "tcgen05.mma.cta_group::2.kind::f16" : "tcgen05.mma.kind::f16";
+  for (int v = 0; v < cta_group; ++v) {
+    prov_check_operand(*j.ctas[v], j.a, j.id.a_mn_major, "A");
+    prov_check_operand(*j.ctas[v], j.b, j.id.b_mn_major, "B");
+  }
+  for (const auto& [c, u] : uses) {
+    if (accumulate) prov_check_tmem_read(*c, u, mma_name, /*mma_accumulate=*/true);
+    prov_tmem_written(*c, u, mma_name, at, j.id.m, j.id.n);
+  }
   TcOp rec;
   rec.kind = TcKind::kMma;
-  rec.name = cta_group == 2 ? "tcgen05.mma.cta_group::2.kind::f16" : "tcgen05.mma.kind::f16";
+  rec.name = mma_name;
   rec.cta_group = cta_group;
   rec.d_tmem = d_tmem;
   rec.m = j.id.m;

@@ -185,8 +185,8 @@ void run_mxf4(const Mxf4Job& j) {
       fail_async("TMEM deallocated under a running MMA", "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by,
                  "it uses TMEM columns [" + std::to_string(col) + ", " + std::to_string(col + ncols) + ") of " +
                      cta_name(cta) + ", freed before the MMA was performed (" + describe_allocs(cta) +
-                     "); wait for its tcgen05.commit before tcgen05.dealloc");
-  check_no_pending_ld(cta, 0, 128, d_col, N, "a tcgen05.mma.kind::mxf4nvf4");
+                     "); wait for its tcgen05.commit before tcgen05.dealloc (PTX ISA §9.7.16.7.1, §9.7.16.6.4.2)");
+  check_no_pending_ld(cta, 0, 128, d_col, N, "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by);
   thread_local std::vector<float> sa, sb, A;
   sa.resize(kM * kBlocks);
   sb.resize(size_t(N) * kBlocks);
@@ -342,6 +342,7 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
   dst.ncols = kCpColumns;
   dst.write = true;
   dst.role = "destination";
+  prov_tmem_written(cta, dst, "tcgen05.cp.32x128b.warpx4", at, 0, 0);  // provenance.cpp
   TcOp rec;
   rec.kind = TcKind::kCp;
   rec.name = "tcgen05.cp.32x128b.warpx4";
@@ -396,6 +397,10 @@ void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uin
     u.role = roles[i];
     uses.emplace_back(&cta, u);
   }
+  prov_check_operand(cta, a, false, "A");  // provenance.cpp, as for kind::f16
+  prov_check_operand(cta, b, false, "B");
+  if (accumulate) prov_check_tmem_read(cta, uses[0].second, "tcgen05.mma.kind::mxf4nvf4", /*mma_accumulate=*/true);
+  prov_tmem_written(cta, uses[0].second, "tcgen05.mma.kind::mxf4nvf4", at, kM, N);
   TcOp rec;
   rec.kind = TcKind::kMma;
   rec.name = "tcgen05.mma.kind::mxf4nvf4";

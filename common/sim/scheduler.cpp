@@ -159,7 +159,8 @@ void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::s
   yield();
   if (g_sched->timed) {
     f.t += wake_ns(label);  // noticing the completion (the try_wait loop, the barrier release)
-    if (f.traced) trace_span(*f.cta, f.warp, label ? label : "wait", tcg::trace::kCatWait, t0, f.t);
+    bounds_wait(f, label, f.t - t0);
+    if (f.traced) trace_span(*f.cta, f.warp, wait_span_name(f, label), tcg::trace::kCatWait, t0, f.t);
   }
 }
 
@@ -438,36 +439,6 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
   cta->fibers.push_back(f.get());
   set_runnable(f.get());
   cl.fibers.push_back(std::move(f));
-}
-
-std::string deadlock_report(Scheduler& s) {
-  std::ostringstream o;
-  o << "tcsim: deadlock\n  every thread is blocked and no asynchronous operation is pending. Blocked threads:\n";
-  for (auto& clp : s.clusters)
-  for (Cta* ctap : clp->ctas) {
-    Cta& cta = *ctap;
-    // Group consecutive lanes of one warp that wait on the same thing at the same line.
-    size_t i = 0;
-    while (i < cta.fibers.size()) {
-      Fiber& f = *cta.fibers[i];
-      if (f.state != FState::kBlocked) {
-        ++i;
-        continue;
-      }
-      const std::string what = f.waits_on ? f.waits_on() : "?";
-      const std::string where = loc(f.at);
-      size_t j = i + 1;
-      while (j < cta.fibers.size() && cta.fibers[j]->warp == f.warp && cta.fibers[j]->state == FState::kBlocked &&
-             loc(cta.fibers[j]->at) == where && (cta.fibers[j]->waits_on ? cta.fibers[j]->waits_on() : "?") == what)
-        ++j;
-      o << "  " << cta_name(cta) << " warp " << f.warp;
-      if (j - i == 1) o << " lane " << f.lane;
-      else o << " lanes " << f.lane << "-" << cta.fibers[j - 1]->lane;
-      o << " at " << where << ": " << what << "\n";
-      i = j;
-    }
-  }
-  return o.str();
 }
 
 namespace {

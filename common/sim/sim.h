@@ -115,6 +115,10 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
 enum class LdShape { k32x32b, k16x256b };
 void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at);
 void tmem_wait_ld(SrcLoc at);
+// The running thread reads `bytes` of registers at `regs` (`use`: the helper that reads them, e.g.
+// the epilogue's store_c_chunk8): none may be the destination of a tcgen05.ld it has not yet
+// waited for with tcgen05.wait::ld (reported here, at the first use the emulator can see).
+void tmem_regs_used(const void* regs, uint32_t bytes, const char* use, SrcLoc at);
 
 // ---- tracing: a kernel annotation (common/ptx/trace.cuh) opening or closing a named phase of the
 // calling warp ("setup", "mainloop", "epilogue", ...). Under the timing model with tracing on, the
@@ -122,7 +126,7 @@ void tmem_wait_ld(SrcLoc at);
 // phases), checks that every end closes the innermost open begin of the same name and that none is
 // open when the thread exits (the fine ones too: the GPU trace would report them unpaired);
 // otherwise it costs nothing.
-void trace_phase(const char* name, bool begin, bool draw, SrcLoc at);
+void trace_phase(const char* name, bool begin, bool draw, SrcLoc at, int arg = -1);
 
 // ---- global memory one thread stores and another loads (global_order.cpp): the stores and
 // loads of common/ptx/global.cuh, checked for visibility (PTX ISA §8.9), and the atomics and

@@ -33,6 +33,11 @@ struct Options {
   bool skip_math = false;               // timing-only: no MMA arithmetic and no data copies (the
                                         // output is not computed; the harness says so)
   bool trace = false;                   // record spans (last_trace()) for the CTAs below
+  // The checks of common/sim/provenance.cpp: TMEM read that no MMA or copy wrote since its
+  // allocation, MMA descriptors whose layout is not the one the TMA wrote. On in every step run
+  // (the harness sets it); off by default because unit tests of other rules read the allocator's
+  // poison on purpose (to see that a copy left the other columns alone, or a hazard's data).
+  bool provenance_checks = false;
   std::vector<uint32_t> trace_ctas{0, 1, 2, 3};  // linear CTA indices to trace
 };
 
@@ -52,6 +57,39 @@ struct Stats {
   uint64_t clc_canceled = 0;       // clusterlaunchcontrol.try_cancel: clusters canceled (clc.cpp)
   uint64_t clc_failed = 0;         // ... and requests that found no cluster left to cancel
 };
+
+// What bounds the most recent launch on the timing model's clock (Options::timing), from the model's
+// own accounting (common/sim/bounds.cpp): busy shares are the fraction of the kernel's time an
+// engine was reserved, the mean over the SMs that ran CTAs and the busiest SM's; a wait's share is
+// the time each warp of that role spent blocked on that barrier family, over the kernel's time.
+struct Bounds {
+  double kernel_ns = 0;
+  int sms_used = 0;
+  int ctas = 0;               // CTAs the launch made resident (more than sms_used x ctas_per_sm: several waves)
+  int ctas_per_sm = 0;        // the most CTAs resident on one SM at once
+  int ctas_per_sm_limit = 0;  // what shared memory, threads and CTA slots allow
+  std::string limited_by;     // which of them binds first
+  uint32_t smem_per_cta = 0, smem_per_sm = 0;  // bytes (a CTA's dynamic shared memory + 1 KiB reserved)
+  double tensor_core = 0, tma_unit = 0, store_path = 0;              // per SM, mean
+  double tensor_core_max = 0, tma_unit_max = 0, store_path_max = 0;  // the busiest SM
+  double l2_read = 0, l2_requests = 0, hbm = 0, l2_write = 0;        // chip-wide
+  // Per SM, mean: the share of the kernel during which the SM held CTAs but none of them was in
+  // its mainloop (the MMA issuer's "mainloop" / "mma" phase): setup, epilogue and teardown that
+  // no other CTA's MMAs overlap.
+  double no_mainloop = 0;
+  double mainloop = 0;  // ... and with at least one CTA in its mainloop
+  // The engines' busy time reserved while a CTA of the SM was in its mainloop, over that time.
+  double tensor_core_in_mainloop = 0, tma_unit_in_mainloop = 0, store_path_in_mainloop = 0;
+  struct Wait {
+    std::string barrier;  // "tma_full_bar", "mma_done_bar", ..., "__syncthreads"
+    std::string role;     // the waiting warps' role: their first phase ("producer", "mma", "epilogue")
+    int warps = 0;        // warps of that role that waited on it
+    int ctas = 0;         // ... in how many CTAs
+    double share = 0;     // mean time each of them waited, over the kernel's time
+  };
+  std::vector<Wait> waits;  // largest share first
+};
+const Bounds& last_bounds();
 
 // Thrown out of a launch when the emulator found a bug in the kernel (deadlock, TMEM leak, bad
 // descriptor, ...). what() is the full diagnostic paragraph.

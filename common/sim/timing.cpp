@@ -126,9 +126,13 @@ double model_copy(Cta& dst, const TmaRows& rows) {
   sm.tma_free = std::max(t, sm.tma_free) + cyc(p(kTmaBoxCycles)) + double(rows.bytes) / p(kTmaSmBytesPerNs);
   g_chip.l2_free = std::max(t, g_chip.l2_free) + double(bytes) / p(kL2BytesPerNs);
   g_chip.l2_req_free = std::max(t, g_chip.l2_req_free) + double(requests) / p(kTmaChipRequestsPerNs);
+  bounds_engine(sm, BoundsEngine::kTmaUnit, cyc(p(kTmaBoxCycles)) + double(rows.bytes) / p(kTmaSmBytesPerNs));
+  bounds_chip(BoundsChip::kL2Read, double(bytes) / p(kL2BytesPerNs));
+  bounds_chip(BoundsChip::kL2Requests, double(requests) / p(kTmaChipRequestsPerNs));
   double stream_end = std::max({sm.tma_free, g_chip.l2_free, g_chip.l2_req_free});
   if (fresh) {
     g_chip.hbm_free = std::max(t, g_chip.hbm_free) + double(fresh) / p(kHbmBytesPerNs);
+    bounds_chip(BoundsChip::kHbm, double(fresh) / p(kHbmBytesPerNs));
     stream_end = std::max(stream_end, g_chip.hbm_free);
   }
   return stream_end + p(kTmaLatencyNs);
@@ -142,6 +146,8 @@ double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t a_bytes, 
   if (peer) start = std::max(start, peer->sm->tc_free);
   cta.sm->tc_free = start + ii;
   if (peer) peer->sm->tc_free = start + ii;
+  bounds_engine(*cta.sm, BoundsEngine::kTensorCore, ii);
+  if (peer) bounds_engine(*peer->sm, BoundsEngine::kTensorCore, ii);
   const std::string name = "MMA " + std::to_string(pair ? 2 * m : m) + "x" + std::to_string(n);
   for (Cta* c : {&cta, peer})
     if (c && trace_cta(*c)) trace_async(*c, "tensor core", name, tcg::trace::kCatMma, start, start + ii);
@@ -153,6 +159,7 @@ double model_tcgen05_cp(Cta& cta, uint32_t bytes) {
   const double busy = cyc(double(bytes) / p(kSmemOperandBytesPerCycle));
   const double start = std::max(s.now, cta.sm->tc_free);
   cta.sm->tc_free = start + busy;
+  bounds_engine(*cta.sm, BoundsEngine::kTensorCore, busy);
   if (trace_cta(cta)) trace_async(cta, "tensor core", "tcgen05.cp", tcg::trace::kCatMma, start, start + busy);
   return start + busy;
 }
@@ -170,6 +177,8 @@ void model_global_access(Fiber& f, uint32_t bytes, bool store) {
   const double t0 = f.t;
   sm.store_free = std::max(f.t, sm.store_free) + cyc(double(bytes) / p(kStoreBytesPerCycle));
   g_chip.l2_free = std::max(f.t, g_chip.l2_free) + double(bytes) / p(kL2BytesPerNs);
+  bounds_engine(sm, BoundsEngine::kStorePath, cyc(double(bytes) / p(kStoreBytesPerCycle)));
+  bounds_chip(BoundsChip::kL2Read, double(bytes) / p(kL2BytesPerNs));
   s.end = std::max(s.end, sm.store_free);
   const double backlog = cyc(p(kStoreBufferBytes) / p(kStoreBytesPerCycle));
   if (sm.store_free - f.t > backlog) model_spend(f, sm.store_free - backlog - f.t);
@@ -246,6 +255,8 @@ StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_by
 // SM's path and the chip's L2 write path, whichever frees later.
 double charge_store(Sm& sm, double t, const StoreCharge& c) {
   g_chip.write_free = std::max(t, g_chip.write_free) + c.chip_ns;
+  bounds_engine(sm, BoundsEngine::kStorePath, c.sm_ns);
+  bounds_chip(BoundsChip::kL2Write, c.chip_ns);
   sm.store_free = std::max(std::max(t, sm.store_free) + c.sm_ns, g_chip.write_free);
   return sm.store_free;
 }
@@ -412,9 +423,10 @@ void trace_end_launch(Scheduler& s) {
 
 // ---------------------------------------------------------------------------------------------
 // Kernel annotations.
-void trace_phase(const char* name, bool begin, bool draw, SrcLoc at) {
+void trace_phase(const char* name, bool begin, bool draw, SrcLoc at, int arg) {
   if (!g_sched || !g_sched->cur) return;
   Fiber& f = me();
+  if (g_sched->timed) bounds_phase(f, name, begin, draw, arg);  // names waits (bounds.cpp)
   if (!f.traced) return;
   trace_store_flush(f);
   if (begin) {

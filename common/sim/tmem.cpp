@@ -53,23 +53,35 @@ std::string describe_allocs(const Cta& cta) {
   return s;
 }
 
+std::string tmem_cols(const Cta& cta, uint32_t col0, uint32_t ncols) {
+  const std::string abs = ncols == 1 ? "column " + std::to_string(col0)
+                                     : "columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) + ")";
+  const TmemAlloc* a = tmem_find(cta, col0, ncols);
+  if (!a) return abs;
+  const uint32_t r = col0 - a->col;
+  return (ncols == 1 ? "column " + std::to_string(r) : "columns [" + std::to_string(r) + ", " + std::to_string(r + ncols) + ")") +
+         " of the allocation (absolute " + abs + ")";
+}
+
 // Checks that [lane0, lane0+nlanes) x [col0, col0+ncols) lies in one allocation.
 void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* what) {
   if (lane0 + nlanes > tcg::kTmemLanes || col0 + ncols > tcg::kTmemColumns || !tmem_find(cta, col0, ncols))
     fail_here("TMEM access outside the allocation",
               std::string(what) + " touches lanes [" + std::to_string(lane0) + ", " + std::to_string(lane0 + nlanes) +
-                  ") x columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) + ") of " +
-                  cta_name(cta) + "; " + describe_allocs(cta));
+                  ") x absolute columns [" + std::to_string(col0) + ", " + std::to_string(col0 + ncols) + ") of " +
+                  cta_name(cta) + "; " + describe_allocs(cta) +
+                  ". A TMEM address is the one tcgen05.alloc wrote plus a column offset inside the allocation (PTX ISA "
+                  "§9.7.16.7.1: the allocator picks the columns; §9.7.16.8.1: a CTA accesses only what it allocated)");
 }
 
-void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const char* writer) {
+void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const std::string& writer) {
   auto& v = cta.pending_lds;
   v.erase(std::remove_if(v.begin(), v.end(), [](const std::shared_ptr<LdBatch>& b) { return b->done; }), v.end());
   for (const auto& b : v)
     for (const PendingLd& p : b->regs)
       if (p.lane >= lane0 && p.lane < lane0 + nlanes && p.col >= col0 && p.col < col0 + ncols)
-        fail("tcsim: TMEM overwritten under a pending tcgen05.ld\n  " + std::string(writer) + " writes lane " +
-             std::to_string(p.lane) + ", column " + std::to_string(p.col) + " of " + cta_name(cta) +
+        fail("tcsim: TMEM overwritten under a pending tcgen05.ld\n  " + writer + " writes lane " +
+             std::to_string(p.lane) + ", " + tmem_cols(cta, p.col, 1) + " of " + cta_name(cta) +
              ", which the tcgen05.ld issued at " + loc(b->at) +
              " still reads: that load has not been waited for (tcgen05.wait::ld), so it may return the new value. "
              "Wait for the load before releasing the TMEM to the MMA (PTX ISA §9.7.16.8.5, §9.7.16.6.4)");
@@ -163,17 +175,17 @@ std::vector<uint32_t> free_blocks(const std::vector<Cta*>& ctas, uint32_t ncols)
 void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
   if (!tcg::is_valid_tmem_alloc(a0.b))
     fail_here("bad TMEM allocation", "tcgen05.alloc of " + std::to_string(a0.b) +
-                                         " columns; the count must be a power of two in [32, 512]");
+                                         " columns; the count must be a power of two in [32, 512] (PTX ISA §9.7.16.7.1)");
   uint32_t own = 0;
   for (const TmemAlloc& a : ctas.front()->allocs) own += a.ncols;
   for (Cta* cta : ctas) {
     if (cta->relinquished)
       fail_here("TMEM allocation after relinquish",
-                "tcgen05.alloc after " + cta_name(*cta) + " executed tcgen05.relinquish_alloc_permit");
+                "tcgen05.alloc after " + cta_name(*cta) + " executed tcgen05.relinquish_alloc_permit (PTX ISA §9.7.16.7.1)");
     if (own + a0.b > tcg::kTmemColumns)  // it could never be satisfied: this CTA itself holds the rest
       fail_here("TMEM over capacity", "tcgen05.alloc of " + std::to_string(a0.b) + " columns while " +
                                           cta_name(*cta) + " itself holds " + std::to_string(own) + " of 512 (" +
-                                          describe_allocs(*cta) + ")");
+                                          describe_allocs(*cta) + "); an SM has 512 TMEM columns (PTX ISA §9.7.16.1)");
   }
   // Blocks until enough columns are free on every SM involved (other CTAs resident there may
   // hold them), then the seed picks one of the free blocks.
@@ -195,6 +207,7 @@ void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
     for (uint32_t lane = 0; lane < tcg::kTmemLanes; ++lane)  // fresh columns hold NaN, not a predecessor's data
       std::fill_n(&tmem_cell(*cta, lane, col), a0.b, kTmemPoison);
     cta->allocs.push_back(TmemAlloc{col, a0.b, warp, at});
+    prov_tmem_allocated(*cta, col, a0.b);
     const uint32_t dst = (cta->rank << kRankShift) | (a0.a & kOffsetMask);
     if (dst % 4) fail_here("misaligned store", "tcgen05.alloc destination " + hex(dst) + " is not 4-byte aligned");
     check_no_mbarrier_in(*cta, dst, 4, "tcgen05.alloc destination");
@@ -215,7 +228,8 @@ void do_dealloc(const std::vector<Cta*>& ctas, TwoArgs a0) {
     if (!found)
       fail_here("bad TMEM deallocation", "tcgen05.dealloc of address " + hex(a0.a) + ", " + std::to_string(a0.b) +
                                              " columns, matches no allocation of " + cta_name(*cta) + "; " +
-                                             describe_allocs(*cta));
+                                             describe_allocs(*cta) +
+                                             ": pass the address tcgen05.alloc wrote and the same column count (PTX ISA §9.7.16.7.1)");
   }
   notify(g_sched->tmem_waiters);  // an allocation waiting on this SM may now fit
 }
@@ -226,8 +240,8 @@ void run_ld(LdBatch& b) {
   for (const PendingLd& p : b.regs)
     if (!tmem_find(*b.cta, p.col, 1))
       fail("tcsim: TMEM deallocated under a pending tcgen05.ld\n  the tcgen05.ld issued at " + loc(b.at) +
-           " reads column " + std::to_string(p.col) + ", which was freed before the load completed (" +
-           describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc");
+           " reads TMEM column " + std::to_string(p.col) + ", which was freed before the load completed (" +
+           describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc (PTX ISA §9.7.16.8.5, §9.7.16.7.1)");
   for (const PendingLd& p : b.regs) *p.dst = tmem_cell(*b.cta, p.lane, p.col);
   b.done = true;
 }
@@ -333,7 +347,8 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
                 std::string(name) + " at lanes [" + std::to_string(lane0) + ", " + std::to_string(lane0 + nlanes) +
                     ") from warp " + std::to_string(warp) + ", which may only access lanes [" +
                     std::to_string(32 * quarter) + ", " + std::to_string(32 * quarter + 32) + ") (warp % 4 = " +
-                    std::to_string(quarter) + ")");
+                    std::to_string(quarter) + "; PTX ISA §9.7.16.8.1: warp w of a warpgroup reaches lanes 32*(w%4) to "
+                    "32*(w%4)+31)");
     tmem_check_range(cta, lane0, nlanes, col0, ncols, name);
     // Ordering against the async tcgen05 operations on these cells (tmem_hazards.cpp): every lane
     // of the warp must be ordered after an MMA that writes them (commit + wait, §9.7.16.6.4.4).
@@ -345,6 +360,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     src.col0 = col0;
     src.ncols = ncols;
     src.role = "source";
+    prov_check_tmem_read(cta, src, name, /*mma_accumulate=*/false);  // provenance.cpp
     TcOp rec;
     rec.kind = TcKind::kLd;
     rec.name = name;
@@ -373,6 +389,23 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     if (timed()) op.t = batch->t_done = model_tmem_ld(cta, warp, uint32_t(batch->regs.size()) * 4);
     push_async(std::move(op));
   }, /*full_warp=*/true);
+}
+
+void tmem_regs_used(const void* regs, uint32_t bytes, const char* use, SrcLoc at) {
+  Fiber& f = me();
+  const uint8_t* lo = static_cast<const uint8_t*>(regs);
+  for (const auto& b : f.pending_ld)
+    for (size_t i = 0; i < b->regs.size(); ++i) {
+      const uint8_t* d = reinterpret_cast<const uint8_t*>(b->regs[i].dst);
+      if (d < lo || d >= lo + bytes) continue;
+      f.at = at;
+      fail_here("tcgen05.ld registers used before tcgen05.wait::ld",
+                std::string(use) + " reads registers that the tcgen05.ld issued at " + loc(b->at) +
+                    " writes, and this thread has not executed tcgen05.wait::ld since: the load is asynchronous and "
+                    "its destination registers are undefined until tcgen05.wait::ld (PTX ISA §9.7.16.8.3, "
+                    "§9.7.16.8.5; here they hold NaN, or the value, depending on the seed). Put tcgen05.wait::ld "
+                    "between the load and the first use of its registers");
+    }
 }
 
 void tmem_wait_ld(SrcLoc at) {

@@ -122,7 +122,7 @@ std::string lanes_text(const uint64_t (&m)[2]) {
   const uint32_t c0 = std::max(e.col0, y.col0), c1 = std::min(e.col0 + e.ncols, y.col0 + y.ncols);
   const std::string pair = std::string(short_name(x.kind)) + " -> " + short_name(yop.kind);
   std::string d = std::string(yop.name) + " (its " + y.role + ") " + (y.write ? "writes" : "reads") + " TMEM lanes " +
-                  lanes_text(lanes) + " x columns [" + std::to_string(c0) + ", " + std::to_string(c1) + ") of " +
+                  lanes_text(lanes) + " x " + tmem_cols(cta, c0, c1 - c0) + " of " +
                   cta_name(cta) + ", which the " + x.name + " issued by " +
                   (same ? std::string("this thread") : who(*x.issuer)) + " at " + loc(x.at) + " " +
                   (e.write ? "writes" : "reads") + " (its " + e.role + "), and nothing orders the two: ";

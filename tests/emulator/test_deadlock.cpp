@@ -84,6 +84,25 @@ TEST_CASE("emulator: waiting on parity 0 of a barrier nobody arrives on is a dea
   CHECK_FALSE(contains(err, "PASSED"));
 }
 
+TEST_CASE("emulator: a deadlock report groups CTAs in the same state (\"CTAs ...: the same as CTA (0,0,0)\")") {
+  const Isolated r = run_isolated(
+      [] {
+        SimOptions opt(1);
+        uint32_t passed = 0, bar = 0;
+        return sim_error([&] {
+          tcg::launch_kernel(fresh_barrier_kernel, tcg::LaunchDims{dim3(4), dim3(32), 1024 + tcg::kSmemAlignSlack},
+                             nullptr, 0u, &passed, &bar);
+        });
+      },
+      10.0);
+  REQUIRE_FALSE(r.timed_out);
+  INFO(r.text);
+  CHECK(contains(r.text, "deadlock"));
+  CHECK(contains(r.text, "CTA (0,0,0) warp 0 lane 0 at"));  // the first CTA in full
+  CHECK(contains(r.text, "CTAs (1,0,0)-(3,0,0): the same as CTA (0,0,0)"));
+  CHECK_FALSE(contains(r.text, "CTA (2,0,0) warp 0"));  // not repeated per CTA
+}
+
 TEST_CASE("emulator: producer/consumer with the producer's parity flipped deadlocks; correct parity works") {
   for (uint32_t flip : {0u, 1u}) {
     CAPTURE(flip);

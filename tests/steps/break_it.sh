@@ -12,6 +12,8 @@
 #                emulator diagnostic fires; no run may crash
 #   every:EXPECT EXPECT under every one of the seeds 1..6, not just one (a rule checked as a
 #                protocol, whatever the interleaving did)
+#   pass         a correct change: under every seed 1..6 the run verifies (exit 0). A check that
+#                refuses one of these refuses a correct program
 # Each case runs with SHAPE below, or with the arguments in ARGS when the case sets it
 # (ARGS="--m ... --sim-sms N" case_ ...): a case that needs several tiles per CTA pair (step 06)
 # passes its own shape and emulated SM count.
@@ -90,6 +92,7 @@ EOF
   local ok=0 how="" out rc seed run_args every=0 hits=0 missed=""
   if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
   if [[ $expect == every:* ]]; then every=1; expect=${expect#every:}; fi
+  [ "$expect" = pass ] && every=1  # a correct change must verify under every seed
   for seed in 1 2 3 4 5 6; do
     out=$("$bin" --sim "${run_args[@]}" --sim-seed $seed 2>&1); rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then how="seed $seed: crashed (exit $rc)"; ok=0; hits=-99; break; fi
@@ -102,6 +105,9 @@ EOF
       wrong)
         if [ $rc = 1 ] && grep -qE "check: +FAIL|tcsim: |depends on the order in which the CTAs ran" <<<"$out"; then
           ok=1; how="seed $seed: $(grep -oE 'FAIL: [0-9]+ of [0-9]+ elements wrong|tcsim: [A-Za-z0-9_ -]+|C\[[0-9]+\]\[[0-9]+\] is 0x[0-9a-f]+ in the first launch and 0x[0-9a-f]+ in the second' <<<"$out" | head -1)"; fi ;;
+      pass)
+        if [ $rc = 0 ]; then ok=1; how="seed $seed: verified"
+        else how="seed $seed: refused: $(grep -m1 -oE 'FAIL: [0-9]+ of [0-9]+ elements wrong|tcsim: .*' <<<"$out")"; fi ;;
     esac
     if [ $every = 1 ]; then
       if [ $ok = 1 ]; then hits=$((hits + 1)); else missed="$missed $seed"; fi
@@ -113,7 +119,8 @@ EOF
     if [ $hits = 6 ]; then ok=1; how="every seed 1-6: ${how#seed 6: }"; else ok=0; how="${how:+$how; }missed under seed(s)$missed"; fi
   fi
   if [ $ok = 1 ]; then
-    passed=$((passed + 1)); echo "ok    $name — caught ($how)"
+    passed=$((passed + 1))
+    if [ "$expect" = pass ]; then echo "ok    $name — a correct change, not refused ($how)"; else echo "ok    $name — caught ($how)"; fi
   else
     failed=$((failed + 1)); echo "FAIL  $name — expected $expect, not caught ${how:+($how)}"; echo "$out" | tail -5
   fi
@@ -135,7 +142,7 @@ case_ s01-expect-tx-long $S1 deadlock \
   'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar, STAGE_BYTES + 16);'
 case_ s01-lbo-sbo-swapped $S1 wrong \
   'CORE_COLUMN_A, 128, Layout::kNone' '128, CORE_COLUMN_A, Layout::kNone'
-case_ s01-always-accumulate $S1 wrong \
+case_ s01-always-accumulate $S1 "every:diag:MMA accumulates into TMEM that no MMA wrote" \
   '/*accumulate=*/kt > 0 || s > 0' '/*accumulate=*/true'
 case_ s01-no-dealloc $S1 "diag:TMEM leak" \
   '  if (warp == 0) tmem_dealloc(tmem_accum, TMEM_COLS);' ''
@@ -150,11 +157,14 @@ case_ s01-no-fence-before-teardown $S1 "diag:missing tcgen05.fence::before_threa
   '  // Every warp must be done reading TMEM before it is freed.
   tcgen05_fence_before_thread_sync();' '  // Every warp must be done reading TMEM before it is freed.'
 # step 02
-case_ s02-descriptor-without-swizzle $S2 wrong \
+case_ s02-descriptor-without-swizzle $S2 "every:diag:MMA operand layout differs from what the TMA wrote" \
   'a_tile + i * ATOM_COLUMN_A + s * 32, 16, SBO_SW128, Layout::kSwizzle128B' \
   'a_tile + i * ATOM_COLUMN_A + s * 32, 16, SBO_SW128, Layout::kNone'
 case_ s02-k-step-16-bytes $S2 wrong \
   'a_tile + i * ATOM_COLUMN_A + s * 32,' 'a_tile + i * ATOM_COLUMN_A + s * 16,'
+# The SBO of a 128B-swizzled K-major tile whose box rows are 128 bytes can only be 1024.
+case_ s02-sbo-half-an-atom $S2 "every:diag:must be 1024, not 512" \
+  'constexpr uint32_t SBO_SW128 = 8 * 128;' 'constexpr uint32_t SBO_SW128 = 4 * 128;  // "four rows of 128 bytes"'
 # step 03
 case_ s03-no-full-wait $S3 wrong \
   '      mbarrier_wait_parity(tma_full_bar(s), parity(kt), trace.span_elected(Phase::kWaitTmaFull, s));
@@ -179,6 +189,9 @@ case_ s04-epilogue-does-not-wait $S4 wrong \
 case_ s04-no-fence-after-full-wait $S4 "diag:missing tcgen05.fence::after_thread_sync" \
   'full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
         tcgen05_fence_after_thread_sync();' 'full_parity, trace.span_elected(Phase::kWaitTmaFull, s));'
+case_ s04-no-wait-ld $S4 "every:diag:tcgen05.ld registers used before tcgen05.wait::ld" \
+  '      tmem_wait_ld(r);
+      store_c_chunk8' '      store_c_chunk8'
 case_ s04-epilogue-loads-before-waiting $S4 wrong \
   '    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
     tcgen05_fence_after_thread_sync();
@@ -194,12 +207,36 @@ case_ s04-no-drain $S4 "every:diag:CTA exited with asynchronous work" \
   '      for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES && false; ++kt) {
         const int s = kt % NUM_STAGES;
         mbarrier_wait_parity(mma_done_bar(s), empty_parity);'
-# The drain that skips the last stage's wait (issue 31): that stage's commit arrival is not ordered
-# before the CTA's exit. Once reported only when a seed delayed it past the exit; now under every
+# The drain that skips the last stage's wait: that stage's commit arrival is not ordered
+# before the CTA's exit. Reported under every
 # seed, whether it is still in flight or landed unobserved.
 case_ s04-drain-skips-last-stage $S4 "every:diag:CTA exited with asynchronous work" \
   'for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES; ++kt) {' \
   'for (int kt = num_k_tiles; kt < num_k_tiles + NUM_STAGES - 1; ++kt) {  // "the last stage is the final commit'"'"'s"'
+# Mistakes of meaning that used to end in "FAIL ... NaN", named at the instruction under every seed.
+case_ s04-idesc-n-half-of-block-n $S4 "every:diag:tcgen05.ld of TMEM that no MMA or copy wrote" \
+  'make_idesc_bf16_f32(BLOCK_M, BLOCK_N)' 'make_idesc_bf16_f32(BLOCK_M, 128)  /* "N = 128 is the usual tile" */'
+case_ s04-always-accumulate $S4 "every:diag:MMA accumulates into TMEM that no MMA wrote" \
+  '/*accumulate=*/kt > 0 || i > 0 || ks > 0' '/*accumulate=*/true'
+case_ s04-tensor-map-without-swizzle $S4 "every:diag:MMA operand layout differs from what the TMA wrote" \
+  '  t.swizzle = TmaSwizzle::k128B;' '  t.swizzle = TmaSwizzle::kNone;'
+# Correct changes a learner tries: none may be refused (every seed must verify).
+case_ s04-two-stages $S4 pass 'constexpr int NUM_STAGES = 4;' 'constexpr int NUM_STAGES = 2;'
+case_ s04-three-stages $S4 pass 'constexpr int NUM_STAGES = 4;' 'constexpr int NUM_STAGES = 3;'
+case_ s04-block-n-128 $S4 pass 'constexpr int BLOCK_N = 256;' 'constexpr int BLOCK_N = 128;'
+case_ s04-512-tmem-columns $S4 pass 'constexpr uint32_t TMEM_COLS = 256;' 'constexpr uint32_t TMEM_COLS = 512;'
+case_ s04-block-k-128 $S4 pass 'constexpr int BLOCK_K = 64; ' 'constexpr int BLOCK_K = 128;' \
+  'constexpr int NUM_STAGES = 4;' 'constexpr int NUM_STAGES = 2;'
+case_ s04-expect-tx-after-copies $S4 pass \
+  '        mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);
+        for (int i = 0; i < BLOCK_K / ATOM_K; ++i) {
+          tma_load_2d(a_tile(s) + i * ATOM_COLUMN_A, &tmap_a, kt * BLOCK_K + i * ATOM_K, m0, tma_full_bar(s));
+          tma_load_2d(b_tile(s) + i * ATOM_COLUMN_B, &tmap_b, kt * BLOCK_K + i * ATOM_K, n0, tma_full_bar(s));
+        }' '        for (int i = 0; i < BLOCK_K / ATOM_K; ++i) {
+          tma_load_2d(a_tile(s) + i * ATOM_COLUMN_A, &tmap_a, kt * BLOCK_K + i * ATOM_K, m0, tma_full_bar(s));
+          tma_load_2d(b_tile(s) + i * ATOM_COLUMN_B, &tmap_b, kt * BLOCK_K + i * ATOM_K, n0, tma_full_bar(s));
+        }
+        mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);  // "after the copies"'
 case_ s04-tmem-column-zero $S4 "diag:TMEM access outside the allocation" \
   'const uint32_t tmem_accum = *tmem_slot;' 'const uint32_t tmem_accum = 0;  // "the allocation starts at column 0"'
 case_ s04-no-fence-mbarrier-init $S4 "diag:mbarrier init not fenced for the async proxy" \
@@ -325,6 +362,13 @@ ARGS=$S6_ARGS case_ s06-ring-reset-per-tile $S6 wrong \
         stage = RingPos{};  // "each tile starts a fresh pipeline"'
 ARGS=$S6_ARGS case_ s06-schedule-strides-over-ctas $S6 wrong \
   'const int num_clusters = int(gridDim.x) / CLUSTER_SIZE;' 'const int num_clusters = int(gridDim.x);  // "one tile per CTA of the grid"'
+# Both accumulators on the same TMEM columns, run as a learner runs it (no --sim-sms; the default
+# shape): the emulated GPU then gives each pair two tiles (common/harness/emulator_run.cpp), so
+# the second tile's MMAs overwrite columns the first tile's epilogue still reads.
+ARGS="--inputs integer" case_ s06-accumulators-share-columns-default-run $S6 wrong \
+  'const uint32_t d_tmem = tmem_offset(tmem_base, 0, uint32_t(accum.slot * BLOCK_N));' \
+  'const uint32_t d_tmem = tmem_offset(tmem_base, 0, 0u);  // "one accumulator is enough"' \
+  'uint32_t(quarter * 32), uint32_t(accum.slot * BLOCK_N));' 'uint32_t(quarter * 32), 0u);'
 ARGS=$S6_ARGS case_ s06-peer-releases-own-accumulator $S6 deadlock \
   'mbarrier_arrive_cluster(mapa_shared_cluster(tmem_empty_bar(accum.slot), leader_rank));
       accum.advance' 'mbarrier_arrive_cluster(tmem_empty_bar(accum.slot));

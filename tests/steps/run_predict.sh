@@ -81,7 +81,8 @@ else
   elif missing=$(python3 - "$trace" <<'PY'
 import json, sys
 names = {e.get("name") for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"}
-want = ["setup", "producer", "mma", "epilogue", "teardown", "TMA 16 KiB", "mbarrier wait", "tcgen05.ld"]
+want = ["setup", "producer", "mma", "epilogue", "teardown", "TMA 16 KiB", "wait tma_full_bar[0]", "wait mma_done_bar[0]",
+        "tcgen05.ld"]
 print(" ".join(w for w in want if w not in names))
 PY
 ) && [ -n "$missing" ]; then

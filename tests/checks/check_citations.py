@@ -3,8 +3,8 @@
 
 Fails (exit 1, one line per offence: file:line and the text) when a tracked text file
   * cites material outside the repository: the notes the project was started from (a "fact
-    sheet", its sections, a path under ../shared/ or shared/reference/, or one of their file
-    names, which look like 00N_ followed by 16 hex digits), or a local path under /work/;
+    sheet", its sections, a path into the reference folder that sits beside the repository, or one of their file
+    names, which look like 00N_ followed by 16 hex digits), or a local path of the machine that built it;
   * links to an entry of docs/references.md (`references.md#ID`) that does not exist there;
 and when a page's published-figure source in results/published_b200.csv names no id of
 docs/references.md. The public sources themselves are listed, with addresses, in
@@ -23,14 +23,14 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 # Built from pieces so that this file does not match itself.
 FORBIDDEN = [
-    (re.compile(r"\bfacts?[ -]" + "sheets?" + r"\b", re.I), "a fact sheet is not part of the repository"),
-    (re.compile(r"\bfacts\s*" + "§"), "a fact sheet section is not part of the repository"),
-    (re.compile(r"\bfacts\s+\d+\.\d+\b"), "a fact sheet section is not part of the repository"),
+    (re.compile(r"\bfacts?[ -]" + "sheets?" + r"\b", re.I), "a fact-sheet is not part of the repository"),
+    (re.compile(r"\bfacts\s*" + "§"), "a fact-sheet section is not part of the repository"),
+    (re.compile(r"\bfacts\s+\d+\.\d+\b"), "a fact-sheet section is not part of the repository"),
     (re.compile(r"(\.\./)?\bshared/(reference|seeds)\b"), "shared/ is not part of the repository"),
-    (re.compile(r"(tcgen05|b200-timing)-" + "facts"), "a fact sheet is not part of the repository"),
+    (re.compile(r"(tcgen05|b200-timing)-" + "facts"), "a fact-sheet is not part of the repository"),
     (re.compile(r"\b00[0-4]_[0-9a-f]{16}\b"), "a seed file name is not a public source"),
     (re.compile(r"\bseeds? 00[0-4]\b", re.I), "a seed number is not a public source"),
-    (re.compile(r"/work/" + r"(shared|main|wt)\b"), "a local path is not part of the repository"),
+    (re.compile("/" + "work/" + r"(shared|main|wt)\b"), "a local path is not part of the repository"),
 ]
 REF_LINK = re.compile(r"\]\((?:[A-Za-z0-9_./-]*/)?references\.md#([A-Za-z0-9_-]+)\)")  # a Markdown link
 ANCHOR = re.compile(r'<a id="([A-Za-z0-9_-]+)"></a>')

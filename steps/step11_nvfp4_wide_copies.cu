@@ -216,7 +216,7 @@ __device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int 
 template <int BN, bool kTrace>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
                                           const CUtensorMap& tmap_a3, const CUtensorMap& tmap_b3,
-                                          const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
+                                          const CUtensorMap& tmap_c, bool tma_c, bool c_transposed, const uint8_t* sfa,
                                           const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
                                           uint32_t* counters, uint8_t* partials, const TraceBuf& trace_buf) {
   using L = Cfg<BN>;
@@ -404,6 +404,16 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
           for (int e = 0; e < 16; ++e) memcpy(&out[e], &acc[e], 4);
         }
         const int col0 = n0 + sub * SUB_N;
+        if (c_transposed) {  // A and B swapped: this thread's accumulator row is column `row` of C
+          // C[col][row], C's rows being `m` (the kernel's M = the problem's N) elements long. For
+          // each column the warp's 32 lanes write 32 consecutive elements of one row of C: 64
+          // contiguous bytes, two whole sectors per store instruction, as many bytes per sector
+          // as a TMA store moves. A TMA store would need the tile transposed in shared memory
+          // first, with the same 2-byte stores (a thread holds one element of each row of C).
+          for (int j = 0; j < SUB_N; ++j)  // constant bounds: unrolled, r stays in registers
+            if (row < m && col0 + j < n) store_2B(c + size_t(col0 + j) * m + row, __float2half_rn(u32_as_float(r[j])));
+          continue;
+        }
         if (!tma_c) {  // N % 8 != 0 or C misaligned: step 10's direct stores
           for (int j = 0; j < SUB_N; j += 8) store_c_chunk8_f16(c, m, n, row, col0 + j, r + j);
           continue;
@@ -443,9 +453,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
 #define TCG_STEP11_PARAMS                                                                                           \
   const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,                          \
       const __grid_constant__ CUtensorMap tmap_a3, const __grid_constant__ CUtensorMap tmap_b3,                    \
-      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb, __half *c,   \
+      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, bool c_transposed, const uint8_t *sfa,                \
+      const uint8_t *sfb, __half *c,                                                                                \
       int m, int n, int k, int splits, uint32_t *counters, uint8_t *partials, const __grid_constant__ TraceBuf trace_buf
-#define TCG_STEP11_ARGS tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, sfa, sfb, c, m, n, k, splits, counters, partials, trace_buf
+#define TCG_STEP11_ARGS \
+  tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, c_transposed, sfa, sfb, c, m, n, k, splits, counters, partials, trace_buf
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n128(TCG_STEP11_PARAMS) {
   gemm_body<128, kTrace>(TCG_STEP11_ARGS);
@@ -510,12 +522,22 @@ static CUtensorMap make_c_store_map(__half* c, int m, int n) {
 
 // The plan: BLOCK_N (block_n_for) and S (splits_for). A launch with BLOCK_N forced to 64 or 128
 // (--block-n is not a harness flag: tests force it with the TCG_STEP11_BLOCK_N environment
-// variable, the same plan otherwise).
+// variable, the same plan otherwise). TCG_STEP11_SWAP_AB=1 (tests, the lever measurement) swaps
+// A and B: the kernel computes C^T = B A^T, an N x M problem whose tiles are 128 rows of N by
+// BLOCK_N of M (the plan chooses as for any shape), and writes each tile back transposed.
 struct SplitPlan {
   int block_n, tiles, k_tiles, splits;
+  bool swap_ab;
 };
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
+  p.swap_ab = false;
+  if (const char* swap = std::getenv("TCG_STEP11_SWAP_AB")) {
+    const std::string v = swap;
+    if (v != "0" && v != "1") throw std::invalid_argument("TCG_STEP11_SWAP_AB must be 0 or 1, got '" + v + "'");
+    p.swap_ab = v == "1";
+  }
+  if (p.swap_ab) std::swap(m, n);  // the kernel's M and N
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
   p.block_n = block_n_for(m, n, p.k_tiles, sms);
   if (const char* forced = std::getenv("TCG_STEP11_BLOCK_N")) {
@@ -552,12 +574,17 @@ void launch(const GemmArgs& g) {
   uint8_t* ws = static_cast<uint8_t*>(g.workspace);
   uint32_t* counters = reinterpret_cast<uint32_t*>(ws);
   uint8_t* partials = ws ? ws + need.zeroed_bytes : nullptr;
-  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
-  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n);
+  // A and B swapped: B (and SFB) is the MMA's A operand, A (and SFA) its B; the kernel's M x N
+  // is the problem's N x M, and it stores C transposed, without TMA stores.
+  const uint8_t *mma_a = f.a, *mma_b = f.b, *mma_sfa = f.sfa, *mma_sfb = f.sfb;
+  int m = g.m, n = g.n;
+  if (p.swap_ab) std::swap(mma_a, mma_b), std::swap(mma_sfa, mma_sfb), std::swap(m, n);
+  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(mma_a, m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(mma_b, n, g.k, p.block_n);
+  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(mma_a, m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(mma_b, n, g.k, p.block_n);
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
-  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
+  const bool tma_c = !p.swap_ab && g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const CUtensorMap tmap_c = tma_c ? make_c_store_map(f.c, g.m, g.n) : CUtensorMap{};
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
@@ -565,11 +592,11 @@ void launch(const GemmArgs& g) {
   if (p.block_n == 64) {
     d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
-                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+                  p.swap_ab, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
   } else {
     d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
-                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+                  p.swap_ab, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
   }
 }
 

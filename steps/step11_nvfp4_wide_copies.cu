@@ -53,6 +53,16 @@
 //   128x4096x7168: the TMA units (7 stages, mainloop done at 5.5 us, 71%), then the tail (2.2 us).
 //   128x7168x2048: the TMA units (4 stages, 0.46-3.5 us), setup and latency (1.1 us), C (0.3 us).
 //
+// A AND B SWAPPED (TCG_STEP11_SWAP_AB=1: a tested experiment; the plan does not take it)
+//   The competition entry's swap: the kernel computes C^T = B A^T, an N x M problem (B and SFB
+//   the MMA's 128-row A side, A and SFA its BLOCK_N side, BLOCK_N now along M), with the same
+//   plan, splits and workspace, and writes C column by column (a thread holds one n and all of
+//   its tile's m; per m the warp writes 32 consecutive n of a row of C: 64 bytes, whole sectors).
+//   At M = 128 it moves the same copies and bytes over the same tiles and splits; only the store
+//   of C differs. Model, us: 16.79 / 7.71 / 4.51 against 16.82 / 7.74 / 4.69 above: a tie, a tie,
+//   and 0.18 us on shape 3, all of it in how the model queues 112 CTAs' TMA stores issued at
+//   the same moment (docs/11_nvfp4_wide_copies.md, "A and B swapped").
+//
 // SHARED MEMORY, TMEM: BLOCK_N 128: 3 stages x 72 KiB = 216 KiB; 64: 4 x 56 KiB = 224 KiB; plus
 //   barriers, the TMEM slot and the reducer flag; C's staging reuses the A ring. TMEM: BLOCK_N
 //   accumulator columns + stages x 64 scale columns (320 of a 512-column allocation).
@@ -60,7 +70,7 @@
 // CONSTRAINTS
 //   As step 10: any M, N >= 1, K a multiple of 64; the same workspace (partials of 128 x BLOCK_N).
 //   The TMA-store path needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP11_BLOCK_N=64|128 in the
-//   environment forces BLOCK_N (tests, lever measurements).
+//   environment forces BLOCK_N, TCG_STEP11_SWAP_AB=0|1 swaps A and B (tests, lever measurements).
 //
 // RUN
 //   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator)
@@ -216,8 +226,8 @@ __device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int 
 template <int BN, bool kTrace>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
                                           const CUtensorMap& tmap_a3, const CUtensorMap& tmap_b3,
-                                          const CUtensorMap& tmap_c, bool tma_c, bool c_transposed, const uint8_t* sfa,
-                                          const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
+                                          const CUtensorMap& tmap_c, bool tma_c, bool c_transposed,
+                                          const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
                                           uint32_t* counters, uint8_t* partials, const TraceBuf& trace_buf) {
   using L = Cfg<BN>;
   constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
@@ -411,7 +421,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
           // as a TMA store moves. A TMA store would need the tile transposed in shared memory
           // first, with the same 2-byte stores (a thread holds one element of each row of C).
           for (int j = 0; j < SUB_N; ++j)  // constant bounds: unrolled, r stays in registers
-            if (row < m && col0 + j < n) store_2B(c + size_t(col0 + j) * m + row, __float2half_rn(u32_as_float(r[j])));
+            if (row < m && col0 + j < n)
+              store_2B(c + size_t(col0 + j) * m + row, __float2half_rn(u32_as_float(r[j])));
           continue;
         }
         if (!tma_c) {  // N % 8 != 0 or C misaligned: step 10's direct stores

@@ -64,6 +64,18 @@ __device__ __forceinline__ void store_16B(void* dst, uint4 v TCG_LOC) {
 #endif
 }
 
+// One 2-byte store (st.global.b16) of an FP16 value, `dst` 2-byte aligned. The emulator charges
+// it like any global store: joined to its warp's instruction, whose lanes writing consecutive
+// elements fill whole 32-byte sectors (step 11's swapped epilogue writes a column of C this way).
+__device__ __forceinline__ void store_2B(__half* dst, __half v TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::check_vector_access(dst, 2, "2-byte store (st.b16)", TCG_AT);
+  memcpy(dst, &v, 2);
+#else
+  *dst = v;
+#endif
+}
+
 // Epilogue helper: converts 8 FP32 accumulators (raw register bits, as tcgen05.ld returns them)
 // for C[row][col .. col+7] to BF16 and stores those inside the m x n matrix C — one 16-byte
 // store when the whole chunk is inside and 16-byte aligned (C itself 16-byte aligned and

@@ -53,6 +53,16 @@
 //   128x4096x7168: the TMA units (7 stages, mainloop done at 5.5 us, 71%), then the tail (2.2 us).
 //   128x7168x2048: the TMA units (4 stages, 0.46-3.5 us), setup and latency (1.1 us), C (0.3 us).
 //
+// A AND B SWAPPED (TCG_STEP11_SWAP_AB=1: a tested experiment; the plan does not take it)
+//   The competition entry's swap: the kernel computes C^T = B A^T, an N x M problem (B and SFB
+//   the MMA's 128-row A side, A and SFA its BLOCK_N side, BLOCK_N now along M), with the same
+//   plan, splits and workspace, and writes C column by column (a thread holds one n and all of
+//   its tile's m; per m the warp writes 32 consecutive n of a row of C: 64 bytes, whole sectors).
+//   At M = 128 it moves the same copies and bytes over the same tiles and splits; only the store
+//   of C differs. Model, us: 16.79 / 7.71 / 4.51 against 16.82 / 7.74 / 4.69 above: a tie, a tie,
+//   and 0.18 us on shape 3, all of it in how the model queues 112 CTAs' TMA stores issued at
+//   the same moment (docs/11_nvfp4_wide_copies.md, "A and B swapped").
+//
 // SHARED MEMORY, TMEM: BLOCK_N 128: 3 stages x 72 KiB = 216 KiB; 64: 4 x 56 KiB = 224 KiB; plus
 //   barriers, the TMEM slot and the reducer flag; C's staging reuses the A ring. TMEM: BLOCK_N
 //   accumulator columns + stages x 64 scale columns (320 of a 512-column allocation).
@@ -60,7 +70,7 @@
 // CONSTRAINTS
 //   As step 10: any M, N >= 1, K a multiple of 64; the same workspace (partials of 128 x BLOCK_N).
 //   The TMA-store path needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP11_BLOCK_N=64|128 in the
-//   environment forces BLOCK_N (tests, lever measurements).
+//   environment forces BLOCK_N, TCG_STEP11_SWAP_AB=0|1 swaps A and B (tests, lever measurements).
 //
 // RUN
 //   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator)
@@ -216,8 +226,8 @@ __device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int 
 template <int BN, bool kTrace>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
                                           const CUtensorMap& tmap_a3, const CUtensorMap& tmap_b3,
-                                          const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
-                                          const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
+                                          const CUtensorMap& tmap_c, bool tma_c, bool c_transposed,
+                                          const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
                                           uint32_t* counters, uint8_t* partials, const TraceBuf& trace_buf) {
   using L = Cfg<BN>;
   constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
@@ -404,6 +414,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
           for (int e = 0; e < 16; ++e) memcpy(&out[e], &acc[e], 4);
         }
         const int col0 = n0 + sub * SUB_N;
+        if (c_transposed) {  // A and B swapped: this thread's accumulator row is column `row` of C
+          // C[col][row], C's rows being `m` (the kernel's M = the problem's N) elements long. For
+          // each column the warp's 32 lanes write 32 consecutive elements of one row of C: 64
+          // contiguous bytes, two whole sectors per store instruction, as many bytes per sector
+          // as a TMA store moves. A TMA store would need the tile transposed in shared memory
+          // first, with the same 2-byte stores (a thread holds one element of each row of C).
+          for (int j = 0; j < SUB_N; ++j)  // constant bounds: unrolled, r stays in registers
+            if (row < m && col0 + j < n)
+              store_2B(c + size_t(col0 + j) * m + row, __float2half_rn(u32_as_float(r[j])));
+          continue;
+        }
         if (!tma_c) {  // N % 8 != 0 or C misaligned: step 10's direct stores
           for (int j = 0; j < SUB_N; j += 8) store_c_chunk8_f16(c, m, n, row, col0 + j, r + j);
           continue;
@@ -443,9 +464,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
 #define TCG_STEP11_PARAMS                                                                                           \
   const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,                          \
       const __grid_constant__ CUtensorMap tmap_a3, const __grid_constant__ CUtensorMap tmap_b3,                    \
-      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb, __half *c,   \
+      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, bool c_transposed, const uint8_t *sfa,                \
+      const uint8_t *sfb, __half *c,                                                                                \
       int m, int n, int k, int splits, uint32_t *counters, uint8_t *partials, const __grid_constant__ TraceBuf trace_buf
-#define TCG_STEP11_ARGS tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, sfa, sfb, c, m, n, k, splits, counters, partials, trace_buf
+#define TCG_STEP11_ARGS \
+  tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, c_transposed, sfa, sfb, c, m, n, k, splits, counters, partials, trace_buf
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n128(TCG_STEP11_PARAMS) {
   gemm_body<128, kTrace>(TCG_STEP11_ARGS);
@@ -510,12 +533,22 @@ static CUtensorMap make_c_store_map(__half* c, int m, int n) {
 
 // The plan: BLOCK_N (block_n_for) and S (splits_for). A launch with BLOCK_N forced to 64 or 128
 // (--block-n is not a harness flag: tests force it with the TCG_STEP11_BLOCK_N environment
-// variable, the same plan otherwise).
+// variable, the same plan otherwise). TCG_STEP11_SWAP_AB=1 (tests, the lever measurement) swaps
+// A and B: the kernel computes C^T = B A^T, an N x M problem whose tiles are 128 rows of N by
+// BLOCK_N of M (the plan chooses as for any shape), and writes each tile back transposed.
 struct SplitPlan {
   int block_n, tiles, k_tiles, splits;
+  bool swap_ab;
 };
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
+  p.swap_ab = false;
+  if (const char* swap = std::getenv("TCG_STEP11_SWAP_AB")) {
+    const std::string v = swap;
+    if (v != "0" && v != "1") throw std::invalid_argument("TCG_STEP11_SWAP_AB must be 0 or 1, got '" + v + "'");
+    p.swap_ab = v == "1";
+  }
+  if (p.swap_ab) std::swap(m, n);  // the kernel's M and N
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
   p.block_n = block_n_for(m, n, p.k_tiles, sms);
   if (const char* forced = std::getenv("TCG_STEP11_BLOCK_N")) {
@@ -552,12 +585,17 @@ void launch(const GemmArgs& g) {
   uint8_t* ws = static_cast<uint8_t*>(g.workspace);
   uint32_t* counters = reinterpret_cast<uint32_t*>(ws);
   uint8_t* partials = ws ? ws + need.zeroed_bytes : nullptr;
-  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
-  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n);
+  // A and B swapped: B (and SFB) is the MMA's A operand, A (and SFA) its B; the kernel's M x N
+  // is the problem's N x M, and it stores C transposed, without TMA stores.
+  const uint8_t *mma_a = f.a, *mma_b = f.b, *mma_sfa = f.sfa, *mma_sfb = f.sfb;
+  int m = g.m, n = g.n;
+  if (p.swap_ab) std::swap(mma_a, mma_b), std::swap(mma_sfa, mma_sfb), std::swap(m, n);
+  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(mma_a, m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(mma_b, n, g.k, p.block_n);
+  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(mma_a, m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(mma_b, n, g.k, p.block_n);
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
-  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
+  const bool tma_c = !p.swap_ab && g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const CUtensorMap tmap_c = tma_c ? make_c_store_map(f.c, g.m, g.n) : CUtensorMap{};
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
@@ -565,11 +603,11 @@ void launch(const GemmArgs& g) {
   if (p.block_n == 64) {
     d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
-                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+                  p.swap_ab, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
   } else {
     d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
-                  f.sfa, f.sfb, f.c, g.m, g.n, g.k, p.splits, counters, partials, g.trace);
+                  p.swap_ab, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
   }
 }
 

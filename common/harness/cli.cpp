@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <stdexcept>
 
 #include "common/harness/internal.h"
 
@@ -200,6 +201,15 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
                       "--k=%lld: --inputs integer needs K <= %lld (larger sums of products are "
                       "not exact in FP32)",
                       static_cast<long long>(o.k), static_cast<long long>(kMaxIntegerK));
+  // A step's plan reads its environment knobs (tests only, e.g. TCG_STEP11_BLOCK_N) and the
+  // workspace function runs the plan: a bad value is a usage error, refused before anything runs.
+  if (spec.workspace != nullptr) {
+    try {
+      (void)spec.workspace(int(o.m), int(o.n), int(o.k), o.sim_sms);
+    } catch (const std::invalid_argument& e) {
+      return prog + e.what();
+    }
+  }
   return "";
 }
 

@@ -40,6 +40,7 @@ passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown)
   local step=$1; shift
   local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
+  env_shown+=${TCG_STEP11_SWAP_AB:+TCG_STEP11_SWAP_AB=$TCG_STEP11_SWAP_AB }
   env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
   if out=$(./"$step" --sim "$@" 2>&1); then
     passed=$((passed + 1))
@@ -116,6 +117,30 @@ for step in "$@"; do
       TCG_STEP11_BLOCK_N=128 run "$step" --m 128 --n 4096 --k 1792 --inputs integer --sim-sms 64
       TCG_STEP11_BLOCK_N=128 run "$step" --m 50 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 4
       TCG_STEP11_BLOCK_N=64 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6  # N % 8 != 0
+      # A and B swapped (the kernel computes C^T, an N x M problem, and stores C column by column):
+      # partial tiles of both operands, odd N (C's rows and a warp's 64 bytes off any alignment),
+      # one k-step, parities that wrap, splits with a tail and in the wide inputs' order, BLOCK_N
+      # forced both ways.
+      expected=$((expected + 13))
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8    # 2 tiles, 34 k-tiles, splits
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 200 --n 300 --k 4160 --inputs integer                # partial in M and N, S > 1
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 200 --n 300 --k 4160 --inputs random --sim-seed 1
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 130 --n 72 --k 1792 --inputs integer                # N < 128: 72 lanes of 128
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 128 --n 136 --k 64 --inputs integer                  # K of one k-step
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 256 --n 256 --k 3328 --inputs integer --sim-sms 4    # S = 1, 13 k-tiles: parities wrap
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6  # M = 1: 1 column
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 70 --n 1001 --k 1088 --inputs integer --sim-sms 24   # odd N, 1-step K tail
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 128 --n 1024 --k 7168 --inputs wide --sim-sms 37 --sim-seed 2
+      TCG_STEP11_SWAP_AB=1 TCG_STEP11_BLOCK_N=128 run "$step" --m 128 --n 1792 --k 4096 --inputs integer --sim-sms 37
+      TCG_STEP11_SWAP_AB=1 TCG_STEP11_BLOCK_N=64 run "$step" --m 200 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 2
+      TCG_STEP11_SWAP_AB=1 run "$step" --m 128 --n 7168 --k 2048 --inputs integer               # competition shape 3
+      # A bad value of the knob: one line, exit 2.
+      if out=$(TCG_STEP11_SWAP_AB=yes ./"$step" --sim --m 128 --n 128 --k 256 2>&1); then rc=0; else rc=$?; fi
+      if [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ]; then
+        passed=$((passed + 1)); echo "ok    TCG_STEP11_SWAP_AB=yes $step: exit 2, '$out'"
+      else
+        failed=$((failed + 1)); printf 'FAIL  TCG_STEP11_SWAP_AB=yes %s: exit %s (want 2, one line)\n%s\n' "$step" "$rc" "$out"
+      fi
     fi
     if [[ "$CLUSTER_REDUCE_STEPS" == *" $step "* ]]; then
       # Clusters of S CTAs per tile; rank r sums quarters [4r/S, 4(r+1)/S) from S - 1 bulk copies.

@@ -4,6 +4,7 @@
 // the test binary.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "common/harness/internal.h"
@@ -213,3 +214,16 @@ TEST_CASE("validate_shape on its own") {
   CHECK(contains(validate_shape(kSpec, o), "--m=0"));
 }
 
+
+TEST_CASE("validate_shape: a step's plan refusing its environment knob is a usage error") {
+  // A workspace function that runs a plan reading a (tests-only) environment variable, as step
+  // 11's does with TCG_STEP11_BLOCK_N: its invalid_argument becomes the one-line error.
+  StepSpec spec = kSpec;
+  spec.workspace = [](int, int, int, int) -> StepWorkspace {
+    throw std::invalid_argument("TCG_STEPXX_KNOB must be 0 or 1, got 'yes'");
+  };
+  Options o;
+  CHECK(validate_shape(spec, o) == "step01: TCG_STEPXX_KNOB must be 0 or 1, got 'yes'");
+  spec.workspace = [](int, int, int, int) { return StepWorkspace{}; };
+  CHECK(validate_shape(spec, o).empty());
+}

@@ -230,8 +230,9 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
     const uint32_t d_bar = (bc.rank << kRankShift) | (bar & kOffsetMask);
     const Mbar& b = mbar_at_cluster(d_bar, "cp.async.bulk.tensor completion mbarrier");
     check_mbar_published(b, d_bar, /*async_proxy=*/true, /*remote=*/&bc != &self, what);
-    note_remote_access(*d, what);
-    note_remote_access(bc, what);
+    // No note_remote_access: the copy, not the issuing thread, reaches into the other CTA, and its
+    // exit is checked against the copy's landing (in flight, or landed in a phase none of its
+    // waits saw: launch.cpp). A CTA that waited for the copy may exit without a cluster barrier.
     Cta* dp = d;
     Cta* bp = &bc;
     AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by] { run_tma(*dp, m, d_dst, c, *bp, d_bar, by); },
@@ -314,8 +315,7 @@ void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t
     smem_ref(*d, d_dst, bytes, "cp.async.bulk.multicast destination");
     check_no_mbarrier_in(*d, d_dst, bytes, "cp.async.bulk.multicast destination");
     const Mbar& b = mbar_at_cluster(d_bar, "cp.async.bulk.multicast completion mbarrier");
-    check_mbar_published(b, d_bar, /*async_proxy=*/true, /*remote=*/d != &self, what);
-    note_remote_access(*d, what);
+    check_mbar_published(b, d_bar, /*async_proxy=*/true, /*remote=*/d != &self, what);  // exit: as tma_load
     Cta* cp = d;
     AsyncOp op{[cp, d_dst, src, bytes, d_bar, by] {
                  const auto t0 = Clock::now();

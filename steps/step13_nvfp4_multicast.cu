@@ -1,58 +1,49 @@
-// Step 12 — NVFP4 split-K reduced inside a cluster: the S CTAs of a tile are one cluster and add
-// their FP32 partials through distributed shared memory, each CTA summing a quarter or half of
-// the tile's rows, in split order: no workspace, no counter, still bitwise reproducible.
+// Step 13 — NVFP4 with A multicast: the MC CTAs that compute neighbouring tiles of C along N
+// need the same rows of A and of its scales; one of them loads each stage's A and SFA for all of
+// them with a .multicast::cluster copy, so each SM's TMA unit carries a share of A, not all of it.
 //
-// NEW SINCE STEP 11
-//   The mainloop (two k-tiles per copy, BLOCK_N 64 or 128) and the TMA-store C are step 11's.
-//   What changes is the reduction when S > 1:
-//   * The S CTAs of a tile are launched as one cluster (S = 2 or 4), CTA rank = split, so they
-//     run at the same time and may wait for each other (step 10 could not: its CTAs might not
-//     all be resident, so none waited).
-//   * Rows are shared out by epilogue quarter: quarter q (TMEM lanes 32q..32q+31) belongs to rank
-//     q * S / 4. An epilogue warp whose quarter another rank owns writes its 32 rows x BLOCK_N
-//     FP32 into its own shared memory (the drained ring), fences them for the async proxy, and,
-//     after a cluster barrier, sends them with ONE cp.async.bulk shared::cta -> shared::cluster
-//     into the owner's receive slot [its split], completing on the owner's recv_bar[q]. The owner
-//     armed that barrier for S - 1 copies before the cluster barrier; it waits, then sums
-//     ((p0 + p1) + p2) + ... with its own partial from TMEM in its place, and stores its rows of C
-//     with TMA stores.
-//   * The cluster barrier (every thread of every CTA, after each CTA's last MMA has completed)
-//     says: every CTA's ring is free to receive, and every sender's rows are written. A second
-//     one before exit: no CTA leaves while a copy into or out of its shared memory is in flight.
+// NEW SINCE STEP 12
+//   * Clusters of MC x S CTAs (MC = 1, 2 or 4 tiles along N, each with its S splits): rank =
+//     (tile % MC) * S + split. The CTAs of one split share A's k-tiles.
+//   * Stage i's A (one 3-D box of two k-tiles) and SFA (one bulk copy) are issued by the CTA with
+//     tile % MC == i % MC, with cp.async.bulk{.tensor} ... .multicast::cluster into all MC CTAs:
+//     the bytes land at the same offset in each, and each one's tma_full_bar[s] gets their
+//     complete_tx. Every CTA still expects the whole stage and loads its own B and SFB.
+//   * A slot is free only when all MC CTAs have read it: mma_done_bar counts MC arrivals, and
+//     each MMA warp commits with tcgen05.commit ... .multicast::cluster to the MC CTAs' barriers.
+//   * A cluster barrier after the barrier inits (the peers' copies and commits signal them).
 //
-// WHY IT IS FASTER (model; ns)
-//   Step 11's tail on the reducing SM: its whole partial out to global memory, the atom, S - 1
-//   partials in, all of C. Here each CTA sends (S - 1) / S of its partial to its peers through
-//   the SM-to-SM path (21 B per cycle, H100-measured; one bulk copy per quarter), sums its share
-//   from its own shared memory and stores 1 / S of C; the tail is spread over the S SMs. 128 x 128
-//   FP32, S = 2: 32 KiB out per CTA, 0.8 us, instead of 64 KiB out + atom + 64 KiB in + C on one
-//   SM (3.3 us in step 11's trace).
-//   Cheaper reductions make splits pay sooner: the plan (plan_for) tries S = 1, 2 and BLOCK_N
-//   64 and 128 with the new tail. Measured in the model (`./step12 --predict`, us):
-//                                     128x7168x16384  128x4096x7168  128x7168x2048
-//     step 11                                  16.82           7.74           4.69
-//     step 12 (BLOCK_N, S)               15.37 (128, 2)   6.94 (64, 2)   4.69 (64, 1)
-//     published competition entry (B200)       18.3            8.29           6.54
-//   The plan prices the exchange with the model's H100-measured cluster costs (21 B/cycle SM to
-//   SM, 80 cycles a copy, 49 ns a relaxed cluster barrier) and the last stage's MMAs: the third
-//   shape's 8 k-tiles do not pay for an exchange and keep step 11's plan (BLOCK_N 64, S = 1).
-//   Both cluster barriers are relaxed (see the first one below): releasing ones cost a GPU-scope
-//   membar each (388 vs 49 ns on the H100), 16.00 / 7.57 us in the model.
+// WHY IT IS FASTER (model; per two-k-tile stage on one SM's TMA unit, 82 ns a copy + 204 B/ns)
+//   Step 12: 4 copies, 72 KiB (BLOCK_N 128) or 56 KiB (64): 689 or 609 ns.
+//   MC = 2:  2 + 2/2 = 3 copies on average, B + SFB + half of A + SFA: 517 or 436 ns.
+//   MC = 4:  2.5 copies, 63 or 47 KiB:                                 430 or 350 ns.
+//   But once the TMA unit has less to do, the ring's latency shows: a slot comes back after one
+//   TMA latency (~0.7 us) + its copies + its MMAs, and 3 stages of BLOCK_N 128 cover that only
+//   every ~470 ns; and HBM caps the first shape (~6 of 7.2 TB/s already). Measured in the model
+//   (`./step13 --predict`, us; the plan's choice in brackets):
+//                                     128x7168x16384    128x4096x7168    128x7168x2048
+//     step 12                                 15.37             6.94             4.69
+//     step 13 (BLOCK_N, MC, S)         15.08 (128, 2, 2)  6.94 (64, 1, 2)  4.03 (64, 4, 1)
+//     published competition entry (B200)       18.3             8.29             6.54
+//   The second shape keeps step 12's plan: clusters of 4 for its 128 CTAs would not all fit at
+//   once if a GPC has 14 SMs (below); forced, TCG_STEP13_MULTICAST=2 gives 6.77 us in the model,
+//   which places clusters on any SMs.
 //
-// SHARED MEMORY, TMEM: step 11's, plus 4 receive barriers; after the mainloop the ring holds C's
-//   staging, the 4 quarters' send buffers and the receive slots (<= 160 KiB of its 216-224).
+// SHARED MEMORY, TMEM: step 12's (each CTA still holds all of A: multicast saves copies and
+//   bytes on the TMA units, not shared memory).
 //
 // CONSTRAINTS
-//   Any M, N >= 1, K a multiple of 64; no workspace. S is 1, 2 or 4 (the quarters divide among
-//   the ranks), a cluster of S CTAs; the TMA-store C needs N % 8 == 0 and a 16-byte-aligned C.
-//   TCG_STEP13_BLOCK_N=64|128 and TCG_STEP13_SPLITS=1|2|4 force the plan (tests).
+//   Step 12's, and MC divides the number of tiles along N (the plan picks MC = 1 otherwise);
+//   MC x S <= 8 (the portable cluster size). TCG_STEP13_BLOCK_N=64|128, TCG_STEP13_MULTICAST=
+//   1|2|4 and TCG_STEP13_SPLITS=1|2|4 force the plan (tests, the levers' table).
 //
 // RUN
-//   make step12 && ./step12            (B200: real kernel; elsewhere: the emulator)
-//   ./step12 --predict --m 128 --n 4096 --k 7168      (the B200 timing model)
+//   make step13 && ./step13            (B200: real kernel; elsewhere: the emulator)
+//   ./step13 --predict --m 128 --n 7168 --k 2048      (the B200 timing model)
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_layout.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 
@@ -679,6 +670,17 @@ void launch(const GemmArgs& g) {
   d.grid = dim3(unsigned(p.tiles * p.splits));
   d.block = dim3(NUM_THREADS);
   d.cluster = dim3(unsigned(p.splits * p.mc), 1, 1);
+  // The plan assumed resident_ctas() of them fit at once; on a GPU, ask the driver (once).
+  static bool residency_told = false;
+  if (d.cluster.x > 1 && !residency_told) {
+    residency_told = true;
+    const int fit = p.block_n == 64 ? max_active_clusters(gemm_kernel_n64<false>, d)
+                                    : max_active_clusters(gemm_kernel_n128<false>, d);
+    if (fit >= 0 && fit * int(d.cluster.x) < int(d.grid.x))
+      std::fprintf(stderr, "step13: note: only %d clusters of %u CTAs fit at once on this GPU, %u CTAs make %d waves "
+                   "(the plan assumed one; TCG_STEP13_MULTICAST=1 to compare)\n", fit, d.cluster.x, d.grid.x,
+                   ceil_div(int(d.grid.x), (fit > 0 ? fit : 1) * int(d.cluster.x)));
+  }
   if (p.block_n == 64) {
     d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,

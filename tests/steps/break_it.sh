@@ -576,7 +576,8 @@ ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" 
 # A slot freed by its own MMA alone lets a peer's multicast overwrite it while this CTA's MMAs
 # still read it; without the cluster barrier after the inits a peer's copy or commit reaches a
 # barrier whose init was not published to it; every CTA multicasting every stage delivers each
-# A twice (more bytes than expect_tx announced).
+# A twice (more bytes than expect_tx announced); without the producer's drain a peer's last
+# commit arrivals may land after this CTA has gone (teardown while a peer still signals it).
 S13=steps/step13_nvfp4_multicast.cu
 S13_ARGS="--m 128 --n 512 --k 4160 --inputs integer --sim-sms 8"
 S13_FORCE=('const int mc = forced("TCG_STEP13_MULTICAST", {1, 2, 4});' 'const int mc = 2;'
@@ -598,6 +599,12 @@ ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before i
   const uint32_t tmem_accum'
 ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tx-count" "${S13_FORCE[@]}" \
   'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
-
+ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" "${S13_FORCE[@]}" \
+  '        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.end_elected(Phase::kDrain);' '        (void)s;  // "my own MMAs are done: mainloop_done_bar said so"
+      }
+      trace.end_elected(Phase::kDrain);'
 [ $diff_only = 1 ] || [ -n "$run_seed" ] || echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ] && { [ "$passed" -gt 0 ] || [ $build_only = 0 ]; }

@@ -146,7 +146,7 @@ for step in "$@"; do
       TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=2 run "$step" --m 128 --n 512 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
       TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=4 TCG_STEP13_BLOCK_N=64 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 32
       TCG_STEP13_MULTICAST=4 TCG_STEP13_BLOCK_N=64 run "$step" --m 130 --n 256 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
-      TCG_STEP13_MULTICAST=2 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6   # N % 8 != 0
+      TCG_STEP13_MULTICAST=2 run "$step" --m 1 --n 1004 --k 4160 --inputs random --sim-sms 24 --sim-seed 6   # N % 8 != 0: direct stores
       TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=1 run "$step" --m 128 --n 256 --k 256 --inputs integer      # K of one k-tile
       TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=1 run "$step" --m 256 --n 512 --k 3328 --inputs integer --sim-sms 8  # 13 k-tiles, 2 rows
       run "$step" --m 128 --n 7168 --k 2048 --inputs integer                                     # competition shape 3: 64, MC = 4

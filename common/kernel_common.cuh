@@ -168,6 +168,34 @@ void launch_kernel(void (*kernel)(Params...), const LaunchDims& d, cudaStream_t 
 #endif
 }
 
+// How many clusters of d.cluster can be resident at once (cudaOccupancyMaxActiveClusters: a
+// cluster runs inside one GPC, so this depends on how the GPU's SMs split into GPCs). The
+// emulator places clusters on any SMs and has no answer: -1.
+template <class... Params>
+int max_active_clusters(void (*kernel)(Params...), const LaunchDims& d) {
+#if defined(TCG_SIM)
+  (void)kernel;
+  (void)d;
+  return -1;
+#else
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(d.smem_bytes)));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = d.grid;
+  cfg.blockDim = d.block;
+  cfg.dynamicSmemBytes = d.smem_bytes;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = d.cluster.x;
+  attr[0].val.clusterDim.y = d.cluster.y;
+  attr[0].val.clusterDim.z = d.cluster.z;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+  return clusters;
+#endif
+}
+
 }  // inline namespace TCG_ABI_NS
 }  // namespace tcg
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""nvfp4_chart.py - the NVFP4 steps (07, 10-12) at the three competition shapes: time in microseconds.
+"""nvfp4_chart.py - the NVFP4 steps (07, 10-13) at the three competition shapes: time in microseconds.
 
 Per shape (M x N x K, from results/published_b200.csv), bars of, for each NVFP4 step
 (results_io.NVFP4_STEPS):

@@ -2,7 +2,7 @@
 # predict.sh — `make predict`: the emulator's B200 timing model for every tcgen05 step, then the
 # page that sets its predictions beside the published B200 figures. No GPU needed.
 #
-#   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09 at M = N = K = 4096 and steps 07, 10-12 at the three
+#   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09 at M = N = K = 4096 and steps 07, 10-13 at the three
 #      NVFP4 competition shapes listed in results/published_b200.csv; each prints
 #      "predicted B200: <X> TFLOPS" and its range ("range: B200 LO - HI TFLOPS", written to the
 #      CSV's last two columns, tflops_low and tflops_high) and appends a row whose gpu column names the model. The rows
@@ -25,7 +25,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/predict.sh
 
-bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 08 09 10 11 12" run=1 only=""
+bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 08 09 10 11 12 13" run=1 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bin-dir) bdir=${2:?}; shift ;;
@@ -47,7 +47,7 @@ command -v python3 >/dev/null || { echo "$me: python3 not found" >&2; exit 2; }
 tmpdir=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmpdir"' EXIT
 
-# Steps 07 and 10-12's shapes: the NVFP4 competition shapes of results/published_b200.csv.
+# Steps 07 and 10-13's shapes: the NVFP4 competition shapes of results/published_b200.csv.
 mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
   { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
 

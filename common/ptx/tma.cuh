@@ -56,6 +56,20 @@ TCG_DEV void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int32_t
 #endif
 }
 
+TCG_DEV void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2,
+                                   uint32_t bar, uint16_t cta_mask TCG_LOC) {
+#if defined(TCG_SIM)
+  const int32_t c[3] = {c0, c1, c2};
+  ::tcsim::tma_load(dst, map, 3, c, bar, ::tcsim::TmaMode{1, true, cta_mask}, TCG_AT);
+#else
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(cta_mask)
+      : "memory");
+#endif
+}
+
 // The .cta_group::2 form (§9.7.9.25.5.2): `bar` may name the mbarrier of the destination CTA's
 // pair peer instead of its own, so both CTAs of a pair can signal one barrier in the leader
 // (even) CTA: pass the leader's barrier, mapa_shared_cluster(bar, rank & ~1).
@@ -82,6 +96,20 @@ TCG_DEV void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t b
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
+#endif
+}
+
+// The same with .multicast::cluster (§9.7.9.25.4.1): the bytes land at offset `dst` in every CTA
+// of `cta_mask`, and each one's mbarrier at offset `bar` receives complete_tx(bytes).
+TCG_DEV void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar,
+                                 uint16_t cta_mask TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::bulk_load_multicast(dst, src, bytes, bar, cta_mask, TCG_AT);
+#else
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar), "h"(cta_mask)
+      : "memory");
 #endif
 }
 

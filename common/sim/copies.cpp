@@ -1,5 +1,5 @@
 // copies.cpp — asynchronous copies from global to shared memory: TMA tensor tiles (2-D/3-D, with
-// swizzle, multicast and the 2-CTA form) and 1-D bulk copies.
+// swizzle, multicast and the 2-CTA form) and 1-D bulk copies (plain and multicast).
 //
 // Models (PTX ISA §9.7.9.25.5.2 cp.async.bulk.tensor, §9.7.9.25.4.1 cp.async.bulk, §5.5 tensor
 // tiles, PTX ISA §5.5.3): a box of the tensor map is read at element coordinates {c0 (innermost),
@@ -112,6 +112,22 @@ Cta& signal_cta(Cta& dst_cta, uint32_t bar, const TmaMode& mode, uint32_t bar_ra
   return bc;
 }
 
+// The CTAs a 16-bit .multicast::cluster mask names (bit i = cluster rank i): none outside the
+// cluster, at least one.
+std::vector<Cta*> mask_ctas(Cluster& cl, uint16_t mask, const char* what) {
+  if (mask == 0) fail_here("bad multicast mask", std::string(what) + " with an empty CTA mask");
+  std::vector<Cta*> dests;
+  for (uint32_t r = 0; r < 16; ++r)
+    if (mask >> r & 1u) {
+      if (r >= cl.ctas.size())
+        fail_here("multicast mask names a CTA outside the cluster",
+                  std::string(what) + " with CTA mask " + hex(mask) + ": bit " + std::to_string(r) +
+                      " is set but the cluster has " + std::to_string(cl.ctas.size()) + " CTA(s)");
+      dests.push_back(cl.ctas[r]);
+    }
+  return dests;
+}
+
 }  // namespace
 
 namespace detail {
@@ -179,19 +195,8 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
                   "-byte aligned" + (m.swizzle_span ? " (the swizzle pattern repeats every 8 rows of the span)" : ""));
   // The destinations: one CTA, or every CTA of the mask at the same offset.
   std::vector<Cta*> dests;
-  if (mode.multicast) {
-    if (mode.cta_mask == 0) fail_here("bad multicast mask", std::string(what) + " with an empty CTA mask");
-    for (uint32_t r = 0; r < 16; ++r)
-      if (mode.cta_mask >> r & 1u) {
-        if (r >= cl.ctas.size())
-          fail_here("multicast mask names a CTA outside the cluster",
-                    std::string(what) + " with CTA mask " + hex(mode.cta_mask) + ": bit " + std::to_string(r) +
-                        " is set but the cluster has " + std::to_string(cl.ctas.size()) + " CTA(s)");
-        dests.push_back(cl.ctas[r]);
-      }
-  } else {
-    dests.push_back(&cluster_cta(dst, what));
-  }
+  if (mode.multicast) dests = mask_ctas(cl, mode.cta_mask, what);
+  else dests.push_back(&cluster_cta(dst, what));
   const uint32_t bar_rank = bar >> kRankShift;
   if (bar_rank >= cl.ctas.size())
     fail_here("shared::cluster address outside the cluster",
@@ -225,8 +230,9 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
     const uint32_t d_bar = (bc.rank << kRankShift) | (bar & kOffsetMask);
     const Mbar& b = mbar_at_cluster(d_bar, "cp.async.bulk.tensor completion mbarrier");
     check_mbar_published(b, d_bar, /*async_proxy=*/true, /*remote=*/&bc != &self, what);
-    note_remote_access(*d, what);
-    note_remote_access(bc, what);
+    // No note_remote_access: the copy, not the issuing thread, reaches into the other CTA, and its
+    // exit is checked against the copy's landing (in flight, or landed in a phase none of its
+    // waits saw: launch.cpp). A CTA that waited for the copy may exit without a cluster barrier.
     Cta* dp = d;
     Cta* bp = &bc;
     AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by] { run_tma(*dp, m, d_dst, c, *bp, d_bar, by); },
@@ -272,6 +278,54 @@ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcL
       trace_async(*f.cta, "TMA", "bulk " + std::to_string(bytes) + " B", tcg::trace::kCatTma, f.t, op.t);
   }
   push_async(std::move(op));
+}
+
+// cp.async.bulk ... .multicast::cluster (§9.7.9.25.4.1): the same bytes land at offset `dst` in
+// every CTA of the mask, each delivery completing the mbarrier at offset `bar` in its own CTA.
+// The rules of the plain form per destination (alignment, size, bounds, no live mbarrier under
+// the bytes, a published mbarrier at that offset, a live CTA), plus the mask's. Timing model: as
+// for the tensor form, the issuing SM's TMA unit pays once.
+void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, uint16_t cta_mask, SrcLoc at) {
+  tick(at);
+  Fiber& f = me();
+  Cta& self = *f.cta;
+  const char* what = "cp.async.bulk.multicast";
+  if (bytes == 0 || bytes % 16 != 0)
+    fail_here("bad bulk copy", std::string(what) + " of " + std::to_string(bytes) +
+                                   " bytes; the size must be a non-zero multiple of 16");
+  if ((dst & kOffsetMask) % 16 != 0 || reinterpret_cast<uintptr_t>(src) % 16 != 0)
+    fail_here("misaligned bulk copy", std::string(what) + " needs 16-byte aligned addresses; destination " + hex(dst) +
+                                          ", source " + hex(reinterpret_cast<uintptr_t>(src)));
+  check_global_range(src, bytes, "cp.async.bulk.multicast source");
+  const std::vector<Cta*> dests = mask_ctas(*self.cluster, cta_mask, what);
+  const std::string by = "the multicast bulk copy issued by " + who(f) + " at " + loc(at);
+  double t_done = 0;
+  if (timed()) {
+    TmaRows rows;
+    rows.bytes = bytes;
+    rows.segments.emplace_back(reinterpret_cast<uint64_t>(src), bytes);
+    t_done = model_copy(self, rows);
+    if (trace_cta(self))
+      trace_async(self, "TMA", "bulk " + std::to_string(bytes) + " B multicast", tcg::trace::kCatTma, f.t, t_done);
+  }
+  for (Cta* d : dests) {
+    const uint32_t d_dst = (d->rank << kRankShift) | (dst & kOffsetMask);
+    const uint32_t d_bar = (d->rank << kRankShift) | (bar & kOffsetMask);
+    check_target_alive(*d, what);
+    smem_ref(*d, d_dst, bytes, "cp.async.bulk.multicast destination");
+    check_no_mbarrier_in(*d, d_dst, bytes, "cp.async.bulk.multicast destination");
+    const Mbar& b = mbar_at_cluster(d_bar, "cp.async.bulk.multicast completion mbarrier");
+    check_mbar_published(b, d_bar, /*async_proxy=*/true, /*remote=*/d != &self, what);  // exit: as tma_load
+    Cta* cp = d;
+    AsyncOp op{[cp, d_dst, src, bytes, d_bar, by] {
+                 const auto t0 = Clock::now();
+                 memcpy(cp->smem + (d_dst & kOffsetMask) - kSmemBase, src, bytes);
+                 copy_landed(*cp, d_bar, bytes, by, t0);
+               },
+               1u << d->rank, "a bulk copy", &f, at};
+    op.t = t_done;
+    push_async(std::move(op));
+  }
 }
 
 }  // namespace tcsim

@@ -357,8 +357,9 @@ void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_ma
   for (Cta* t : targets) {
     const uint32_t tbar = (t->rank << kRankShift) | (bar & kOffsetMask);
     const Mbar& b = mbar_at_cluster(tbar, what);
+    // The arrival reaches into the target, not this thread: the target's exit is checked against
+    // the arrival's landing (in flight, or in a phase none of its waits saw: launch.cpp).
     check_mbar_published(b, tbar, /*async_proxy=*/true, /*remote=*/t != &self, what);
-    note_remote_access(*t, what);
     arrivals.emplace_back(t, tbar);
     mask |= 1u << t->rank;
   }

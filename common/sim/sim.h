@@ -86,6 +86,7 @@ struct TmaMode {
 void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coords, uint32_t bar, TmaMode mode,
               SrcLoc at);
 void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcLoc at);
+void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, uint16_t cta_mask, SrcLoc at);
 // TMA store and bulk groups (tma_store.cpp)
 void tma_store(const CUtensorMap* map, int rank, const int32_t* coords, uint32_t src, SrcLoc at);
 void bulk_commit_group(SrcLoc at);

@@ -1,5 +1,5 @@
 // test_cluster.cpp — the emulator's CTA pair and cluster data paths (common/sim/mma.cpp,
-// copies.cpp, mbarrier.cpp, tmem.cpp): the cta_group::2 MMA, multicast and 2-CTA TMA, remote
+// copies.cpp, mbarrier.cpp, tmem.cpp): the cta_group::2 MMA, multicast TMA and bulk copies, 2-CTA TMA, remote
 // mbarrier arrivals, and commit arrivals (multicast or on one named barrier). The cluster's
 // shared memory, barrier and diagnostics are in test_cluster_sync.cpp.
 //
@@ -164,8 +164,9 @@ namespace {
 // box. CTA `issuer` multicasts; the masked CTAs wait on their own barrier and copy their tile;
 // after a cluster barrier the unmasked ones copy theirs and test their barrier.
 // out: [rank][kBoxElems]; completed: [rank], phase 0 of the CTA's barrier completed.
+// bulk: the 1-D form (cp.async.bulk .multicast::cluster) of the same 2 KiB from `src`.
 __global__ void multicast_kernel(const __grid_constant__ CUtensorMap map, uint32_t mask, uint32_t issuer, uint16_t* out,
-                                 uint32_t* completed) {
+                                 uint32_t* completed, bool bulk, const uint16_t* src) {
   uint8_t* smem = tcg::aligned_smem_base();
   const uint32_t base = tcg::smem_addr(smem), bar = base + 4096, rank = tcg::cluster_ctarank();
   const bool masked = (mask >> rank) & 1u;
@@ -173,7 +174,8 @@ __global__ void multicast_kernel(const __grid_constant__ CUtensorMap map, uint32
   if (threadIdx.x == 0 && masked) tcg::mbarrier_arrive_expect_tx(bar, kBoxBytes);
   tcg::cluster_sync();  // every barrier is initialised and published before the multicast signals it
   if (threadIdx.x == 0) {
-    if (rank == issuer) tcg::tma_load_2d_multicast(base, &map, 0, 0, bar, uint16_t(mask));
+    if (rank == issuer && bulk) tcg::bulk_load_multicast(base, src, kBoxBytes, bar, uint16_t(mask));
+    if (rank == issuer && !bulk) tcg::tma_load_2d_multicast(base, &map, 0, 0, bar, uint16_t(mask));
     if (masked) {
       tcg::mbarrier_wait_parity(bar, 0);
       memcpy(out + rank * kBoxElems, smem, kBoxBytes);
@@ -244,16 +246,19 @@ __global__ void remote_arrive_kernel(const __grid_constant__ CUtensorMap map, ui
 
 // Guards: a multicast box lands at the same offset in every masked CTA (including when the issuer
 // is not in the mask), never in an unmasked CTA, and completes each masked CTA's own barrier.
-TEST_CASE("cluster: multicast TMA lands in every masked CTA and completes each one's own barrier") {
+// The same for the 1-D bulk copy's multicast form (cp.async.bulk, §9.7.9.25.4.1): box 0's 16 rows
+// are its first 2 KiB, so both forms must deliver the same bytes.
+TEST_CASE("cluster: multicast TMA and bulk copy land in every masked CTA and complete each one's own barrier") {
   const Boxes boxes;
-  const struct { uint32_t ctas, mask, issuer; } cases[] = {{2, 0b11, 0}, {4, 0b101, 1}};
+  const struct { uint32_t ctas, mask, issuer; } cases[] = {{2, 0b11, 0}, {4, 0b101, 1}, {4, 0b1010, 3}};
+  for (bool bulk : {false, true})
   for (const auto& k : cases)
     for (uint64_t seed : kSeeds) {
-      INFO("ctas " << k.ctas << " mask " << k.mask << " seed " << seed);
+      INFO("bulk " << bulk << " ctas " << k.ctas << " mask " << k.mask << " seed " << seed);
       std::vector<uint16_t> out(k.ctas * kBoxElems, 0);
       std::vector<uint32_t> completed(k.ctas, 7);
       REQUIRE_RUNS(run_at(seed, multicast_kernel, cluster_launch(k.ctas, 32, 8192), boxes.map, k.mask, k.issuer,
-                          out.data(), completed.data()));
+                          out.data(), completed.data(), bulk, boxes.data.data()));
       for (uint32_t r = 0; r < k.ctas; ++r) {
         CAPTURE(r);
         const bool masked = (k.mask >> r) & 1u;

@@ -172,13 +172,14 @@ enum Bug : int {
   kMixedCtaGroup, kOddCtaMma, kPairInClusterOfOne, kPairDifferentWarps, kPairDifferentDst, kTmaMaskOutside,
   kCommitMaskOutside, kNoMbarrierAtOffset, kPeerExited, kExitWithTma, kArriveBeforePublish, kRelaxedArriveNoFence,
   kReleaseArrivePublishes, kTmaBarrierNotFenced, kWaitWithoutArrive, kDoubleArrive, kDsmemOutOfBounds, kDeadlock,
-  kTmaBarrierInPeer, kMapaOutside, kClusterAddressOutside,
+  kTmaBarrierInPeer, kMapaOutside, kClusterAddressOutside, kBulkMaskOutside, kBulkMaskEmpty, kBulkMisaligned,
+  kBulkNoMbarrierInPeer,
 };
 constexpr uint32_t kMagic = 0x600DF1A6u;
 
 // One kernel per bug (64 threads per CTA). Offsets: the TMA box at +0, the barrier at +4096, the
 // TMEM slot at +4104, a flag at +4112. t0 / t1: thread 0 of CTA rank 0 / rank 1.
-__global__ void bug_kernel(const __grid_constant__ CUtensorMap map, int bug) {
+__global__ void bug_kernel(const __grid_constant__ CUtensorMap map, int bug, const uint16_t* src) {
   uint8_t* smem = tcg::aligned_smem_base();
   const uint32_t base = tcg::smem_addr(smem), bar = base + 4096, slot = base + 4104, flag = base + 4112;
   const uint32_t t = threadIdx.x, warp = t / 32, rank = tcg::cluster_ctarank();
@@ -211,6 +212,20 @@ __global__ void bug_kernel(const __grid_constant__ CUtensorMap map, int bug) {
       init_bar(true);
       if (bug == kTmaMaskOutside) tcg::tma_load_2d_multicast(base, &map, 0, 0, bar, 0b100);
       else tcg::mma_commit_multicast(bar, 0b101);
+      return;
+    case kBulkMaskOutside:
+    case kBulkMaskEmpty:
+    case kBulkMisaligned:
+      if (!t0) return;
+      init_bar(true);
+      tcg::bulk_load_multicast(base + (bug == kBulkMisaligned ? 8 : 0), src, 2048, bar,
+                               bug == kBulkMaskOutside ? 0b101 : bug == kBulkMaskEmpty ? 0 : 0b1);
+      return;
+    case kBulkNoMbarrierInPeer:  // only CTA 0 initialises the barrier the copy signals in both
+      if (rank == 0) init_bar(true);
+      tcg::cluster_sync();
+      if (t0) tcg::bulk_load_multicast(base, src, 2048, bar, 0b11);
+      tcg::cluster_sync();
       return;
     case kNoMbarrierAtOffset:  // both CTAs have a barrier at +4096, none at +4104
     case kTmaBarrierInPeer:    // the plain (cta_group::1) TMA may not signal the peer's barrier
@@ -288,7 +303,7 @@ __global__ void bug_kernel(const __grid_constant__ CUtensorMap map, int bug) {
 
 std::string run_bug(uint64_t seed, int bug, int ctas = 2) {
   const Boxes boxes;
-  return run_at(seed, bug_kernel, cluster_launch(uint32_t(ctas), 64, 8192), boxes.map, bug);
+  return run_at(seed, bug_kernel, cluster_launch(uint32_t(ctas), 64, 8192), boxes.map, bug, boxes.data.data());
 }
 
 }  // namespace
@@ -314,6 +329,10 @@ TEST_CASE("cluster: diagnostics name the rule and the CTA rank") {
       {kTmaBarrierInPeer, 2, {"TMA mbarrier in the wrong CTA", "rank 0", "CTA rank 1"}},
       {kMapaOutside, 2, {"mapa to a CTA outside the cluster", "rank 1"}},
       {kClusterAddressOutside, 2, {"shared::cluster address outside the cluster", "rank 1", "names CTA rank 3"}},
+      {kBulkMaskOutside, 2, {"multicast mask names a CTA outside the cluster", "rank 0", "cp.async.bulk.multicast"}},
+      {kBulkMaskEmpty, 2, {"bad multicast mask", "cp.async.bulk.multicast with an empty CTA mask"}},
+      {kBulkMisaligned, 2, {"misaligned bulk copy", "cp.async.bulk.multicast needs 16-byte aligned"}},
+      {kBulkNoMbarrierInPeer, 2, {"no mbarrier at that offset in the target CTA", "rank 1", "cp.async.bulk.multicast completion mbarrier"}},
   };
   for (const auto& c : cases)
     for (uint64_t seed : kSeeds) {

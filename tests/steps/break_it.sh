@@ -571,5 +571,40 @@ ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" 
   'if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))' 'if (const int s = 4)' \
   '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
 
+# step 13 (A and SFA multicast along N). S13_ARGS: 4 tiles of 128 x 128, 17 k-tiles, MC = 2
+# and S = 2 forced: clusters of 4, stage i's A from the CTA with tile % 2 == i % 2.
+# A slot freed by its own MMA alone lets a peer's multicast overwrite it while this CTA's MMAs
+# still read it; without the cluster barrier after the inits a peer's copy or commit reaches a
+# barrier whose init was not published to it; every CTA multicasting every stage delivers each
+# A twice (more bytes than expect_tx announced); without the producer's drain a peer's last
+# commit arrivals may land after this CTA has gone (teardown while a peer still signals it).
+S13=steps/step13_nvfp4_multicast.cu
+S13_ARGS="--m 128 --n 512 --k 4160 --inputs integer --sim-sms 8"
+S13_FORCE=('const int mc = forced("TCG_STEP13_MULTICAST", {1, 2, 4});' 'const int mc = 2;'
+           'if (const int s = forced("TCG_STEP13_SPLITS", {1, 2, 4}))' 'if (const int s = 2)')
+ARGS=$S13_ARGS case_ s13-slot-freed-by-own-mma $S13 wrong "${S13_FORCE[@]}" \
+  'mbarrier_init(mma_done_bar(s), uint32_t(mc));' 'mbarrier_init(mma_done_bar(s), 1);' \
+  '        if (mc > 1) mma_commit_multicast(mma_done_bar(s), mc_mask);
+        else mma_commit(mma_done_bar(s));' '        mma_commit(mma_done_bar(s));  // "my MMAs are done with the slot"'
+ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before its init was published" "${S13_FORCE[@]}" \
+  '  if (mc > 1) {
+    cluster_arrive_relaxed();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_accum' '  __syncthreads();  // "each CTA initialised its own barriers"
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_accum'
+ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tx-count" "${S13_FORCE[@]}" \
+  'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
+ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" "${S13_FORCE[@]}" \
+  '        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.end_elected(Phase::kDrain);' '        (void)s;  // "my own MMAs are done: mainloop_done_bar said so"
+      }
+      trace.end_elected(Phase::kDrain);'
 [ $diff_only = 1 ] || [ -n "$run_seed" ] || echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ] && { [ "$passed" -gt 0 ] || [ $build_only = 0 ]; }

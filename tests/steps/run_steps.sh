@@ -33,15 +33,18 @@ PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(),
 TMA_STORE_STEPS=" step08 step09 "  # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)
 CLC_STEPS=" step09 "            # one pair per tile, tiles taken over with clusterlaunchcontrol.try_cancel
 NVFP4_STEPS=" step07 "          # Operands::kNVFP4: K must be a multiple of 64 (one kind::mxf4nvf4 MMA)
-SPLITK_STEPS=" step10 step11 step12 "  # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
+SPLITK_STEPS=" step10 step11 step12 step13 "  # NVFP4 split-K: S splits per tile, one wave at most (--sim-sms), by the model's costs
 WIDE_COPY_STEPS=" step11 "      # NVFP4, 2 k-tiles per stage (3-D boxes, 2-D for a tail or lone k-tile), C by TMA stores
 CLUSTER_REDUCE_STEPS=" step12 "  # NVFP4 split-K in a cluster of S = 1, 2, 4 CTAs, partials exchanged through DSMEM
+MULTICAST_STEPS=" step13 "      # step 12 in clusters of MC x S CTAs, A and SFA multicast to the MC tiles along N
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown)
   local step=$1; shift
   local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
   env_shown+=${TCG_STEP11_SWAP_AB:+TCG_STEP11_SWAP_AB=$TCG_STEP11_SWAP_AB }
   env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
+  env_shown+=${TCG_STEP13_MULTICAST:+TCG_STEP13_MULTICAST=$TCG_STEP13_MULTICAST }${TCG_STEP13_SPLITS:+TCG_STEP13_SPLITS=$TCG_STEP13_SPLITS }
+  env_shown+=${TCG_STEP13_BLOCK_N:+TCG_STEP13_BLOCK_N=$TCG_STEP13_BLOCK_N }
   if out=$(./"$step" --sim "$@" 2>&1); then
     passed=$((passed + 1))
     printf 'ok    %s%s %s  [%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
@@ -157,6 +160,22 @@ for step in "$@"; do
       TCG_STEP12_SPLITS=1 run "$step" --m 200 --n 300 --k 1088 --inputs integer                    # no cluster
       run "$step" --m 128 --n 4096 --k 7168 --inputs integer                                     # competition shape 2: 64, S = 2
       run "$step" --m 128 --n 7168 --k 2048 --inputs random --sim-seed 2                          # competition shape 3: BLOCK_N 64, S = 1
+    fi
+    if [[ "$MULTICAST_STEPS" == *" $step "* ]]; then
+      # Clusters of MC x S: stage i's A and SFA multicast by the CTA of tile % MC == i % MC, slots
+      # freed by MC commits. MC, S, BLOCK_N forced: clusters of 2, 4 and 8, odd k-tile counts (a
+      # lone last k-tile: 2-D multicast boxes), K of one k-tile, two rows of tiles (M > 128),
+      # columns past N and N % 8 != 0, stage parities wrapping; every run launches twice.
+      expected=$((expected + 9))
+      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=1 run "$step" --m 200 --n 512 --k 4160 --inputs integer --sim-sms 8   # 17 k-tiles
+      TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=2 run "$step" --m 128 --n 512 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
+      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=4 TCG_STEP13_BLOCK_N=64 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 32
+      TCG_STEP13_MULTICAST=4 TCG_STEP13_BLOCK_N=64 run "$step" --m 130 --n 256 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
+      TCG_STEP13_MULTICAST=2 run "$step" --m 1 --n 1004 --k 4160 --inputs random --sim-sms 24 --sim-seed 6   # N % 8 != 0: direct stores
+      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=1 run "$step" --m 128 --n 256 --k 256 --inputs integer      # K of one k-tile
+      TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=1 run "$step" --m 256 --n 512 --k 3328 --inputs integer --sim-sms 8  # 13 k-tiles, 2 rows
+      run "$step" --m 128 --n 7168 --k 2048 --inputs integer                                     # competition shape 3: 64, MC = 4
+      run "$step" --m 128 --n 7168 --k 16384 --inputs random --sim-seed 2 --sim-sms 148          # competition shape 1: 128, MC = 2, S = 2
     fi
     continue
   fi

@@ -11,6 +11,9 @@
 // count towards the transaction bytes: the probe waits for the phase with a bounded spin and
 // reports whether it completed (the emulator reports a tx-count mismatch as an error).
 //
+// Multicast (step 13's A and SFA): a 3-D box and a 1-D bulk copy sent by one CTA of a cluster of
+// 4 to the CTAs of a mask (the issuer in it or not); every CTA's image is compared.
+//
 // The TMA STORE (shared -> global, step 08's epilogue) is probed the same way the other way round:
 // a staging image written with st.shared in the layout a load of the box would leave (swizzle none
 // or 128B), fence.proxy.async, one cp.async.bulk.tensor store, commit_group, wait_group 0; then
@@ -27,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -105,6 +109,50 @@ void probe(const TiledMap& t, const int (&coords)[3], uint8_t* out) {
   launch_kernel(tma_probe, d, nullptr, map, int(t.rank), coords[0], coords[1], coords[2], t.box_bytes(), out);
 }
 
+// The multicast probe (step 13's copies of A and SFA): a cluster of 4 CTAs; each fills its shared
+// memory with 0xEE, then CTA `issuer` sends one 3-D box (mode 0, tma_load_3d_multicast) or `bytes`
+// bytes of `src` (mode 1, bulk_load_multicast) to the CTAs of `mask`, each completing its own
+// barrier. Every CTA leaves its image, and whether its phase completed, at out + rank * MC_STRIDE.
+constexpr uint32_t MC_AREA = 8192, MC_STRIDE = MC_AREA + 4, MC_CTAS = 4;
+__global__ void multicast_probe(const __grid_constant__ CUtensorMap map, const uint8_t* src, int mode, uint32_t mask,
+                                uint32_t issuer, uint32_t bytes, uint8_t* out) {
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t base = smem_addr(smem), bar = base + MC_AREA, rank = cluster_ctarank();
+  const bool masked = (mask >> rank) & 1u;
+  for (uint32_t i = threadIdx.x; i < MC_AREA / 16; i += blockDim.x)
+    st_shared_v4(base + 16 * i, 0xEEEEEEEEu, 0xEEEEEEEEu, 0xEEEEEEEEu, 0xEEEEEEEEu);
+  fence_proxy_async_shared_cta();  // the fill, before the copies' async-proxy writes
+  if (threadIdx.x == 0) {
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+    if (masked) mbarrier_arrive_expect_tx(bar, bytes);
+  }
+  cluster_sync();  // every barrier initialised and armed before a delivery reaches it
+  uint8_t* mine = out + rank * MC_STRIDE;
+  if (threadIdx.x == 0) {
+    if (rank == issuer) {
+      if (mode == 0) tma_load_3d_multicast(base, &map, 0, 0, 0, bar, uint16_t(mask));
+      else bulk_load_multicast(base, src, bytes, bar, uint16_t(mask));
+    }
+    uint32_t done = 0;  // bounded, as tma_probe's
+    for (uint32_t spin = 0; masked && spin < (1u << 24) && !done; ++spin) done = mbarrier_test_wait_parity(bar, 0);
+    *reinterpret_cast<uint32_t*>(mine + MC_AREA) = done;
+  }
+  cluster_sync();  // every delivery has landed before any image is read
+  for (uint32_t i = threadIdx.x; i < MC_AREA; i += blockDim.x) mine[i] = smem[i];
+  cluster_sync();
+}
+
+void probe_multicast(const TiledMap& t, const uint8_t* src, int mode, uint32_t mask, uint32_t issuer, uint8_t* out) {
+  const CUtensorMap map = make_tensor_map(t);
+  LaunchDims d;
+  d.grid = dim3(MC_CTAS);
+  d.block = dim3(128);
+  d.cluster = dim3(MC_CTAS);
+  d.smem_bytes = MC_AREA + 8 + kSmemAlignSlack;
+  launch_kernel(multicast_probe, d, nullptr, map, src, mode, mask, issuer, mode == 0 ? t.box_bytes() : MC_AREA / 2, out);
+}
+
 }  // namespace TCG_BUILD_NS
 
 #if !defined(TCG_SIM)
@@ -113,6 +161,7 @@ void probe(const TiledMap& t, const int (&coords)[3], uint8_t* out) {
 namespace sim {
 void probe(const tcg::TiledMap& t, const int (&coords)[3], uint8_t* out);
 void probe_store(const tcg::TiledMap& t, int c0, int c1, const uint16_t* image);
+void probe_multicast(const tcg::TiledMap& t, const uint8_t* src, int mode, uint32_t mask, uint32_t issuer, uint8_t* out);
 }
 
 namespace {
@@ -275,6 +324,87 @@ int check_stores(int only, probe::Report* report) {
 
 }  // namespace
 
+// Multicast (step 13): a 3-D box of two k-tiles as step 13 loads A (U8, 128B swizzle) or 4 KiB
+// with the bulk copy as it loads SFA, from CTA `issuer` to the CTAs of `mask` in a cluster of 4;
+// every CTA's shared-memory image (0xEE where nothing landed) and phase flag, GPU vs emulator.
+int check_multicast(probe::Report* report) {
+  struct McCase { const char* name; int mode; uint32_t mask, issuer; };
+  const McCase cases[] = {
+      {"3-D box multicast, issuer in the mask (0b1111 from 0)", 0, 0xF, 0},
+      {"3-D box multicast, issuer outside the mask (0b1010 from 0)", 0, 0xA, 0},
+      {"bulk multicast, 0b0111 from 2", 1, 0x7, 2},
+      {"bulk multicast, issuer outside the mask (0b1001 from 1)", 1, 0x9, 1},
+  };
+  const uint32_t rows = 32, k_bytes = 512;  // K = 1024 FP4 values: rows of 512 bytes
+  std::vector<uint8_t> host(size_t(rows) * k_bytes);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = uint8_t(1 + (i * 2654435761u >> 9) % 250);  // never 0: a landed byte differs from a zero fill
+  const tcsim::GlobalAllocation registered(host.data(), host.size(), "multicast source");
+  tcg::TiledMap t;  // step 13's 3-D view: (128 B of a k-tile) x rows x k-tiles, box of 2 k-tiles
+  t.rank = 3;
+  t.dtype = tcg::TmaDtype::kU8;
+  t.dims[0] = 128;
+  t.dims[1] = rows;
+  t.dims[2] = k_bytes / 128;
+  t.strides[0] = k_bytes;
+  t.strides[1] = 128;
+  t.box[0] = 128;
+  t.box[1] = rows;
+  t.box[2] = 2;
+  t.swizzle = tcg::TmaSwizzle::k128B;
+  uint8_t *dev_src = nullptr, *dev_out = nullptr;
+  const size_t out_bytes = size_t(gpu::MC_CTAS) * gpu::MC_STRIDE;
+  CUDA_CHECK(cudaMalloc(&dev_src, host.size()));
+  CUDA_CHECK(cudaMalloc(&dev_out, out_bytes));
+  CUDA_CHECK(cudaMemcpy(dev_src, host.data(), host.size(), cudaMemcpyHostToDevice));
+  const char* kInsn[] = {"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+                         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"};
+  int failed = 0;
+  for (const McCase& c : cases) {
+    std::vector<uint8_t> gpu_img(out_bytes), emu(out_bytes, 0x11);
+    tcg::TiledMap g = t, e = t;
+    g.base = dev_src;
+    e.base = host.data();
+    CUDA_CHECK(cudaMemset(dev_out, 0x11, out_bytes));
+    gpu::probe_multicast(g, dev_src, c.mode, c.mask, c.issuer, dev_out);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(gpu_img.data(), dev_out, out_bytes, cudaMemcpyDeviceToHost));
+    std::string emu_error;
+    try {
+      sim::probe_multicast(e, host.data(), c.mode, c.mask, c.issuer, emu.data());
+    } catch (const std::exception& ex) {
+      emu_error = ex.what();
+    }
+    size_t diff = 0, first = out_bytes, landed = 0;
+    for (size_t i = 0; i < out_bytes; ++i) {
+      if (gpu_img[i] != emu[i] && (diff++ == 0)) first = i;
+      landed += (i % gpu::MC_STRIDE) < gpu::MC_AREA && gpu_img[i] != 0xEE;
+    }
+    bool flags_ok = true;  // a masked CTA's phase completed, an unmasked one's did not
+    for (uint32_t r = 0; r < gpu::MC_CTAS; ++r) {
+      uint32_t f = 0;
+      memcpy(&f, gpu_img.data() + r * gpu::MC_STRIDE + gpu::MC_AREA, 4);
+      flags_ok = flags_ok && f == ((c.mask >> r) & 1u);
+    }
+    char detail[200];
+    if (diff == 0 && flags_ok && emu_error.empty()) {
+      std::snprintf(detail, sizeof detail, "4 CTAs' images identical (%zu bytes landed), phase flags as the mask", landed);
+      std::printf("ok    %-58s %s\n", c.name, detail);
+      report->add("TMA multicast", kInsn[c.mode], c.name, "identical", detail);
+    } else {
+      ++failed;
+      std::snprintf(detail, sizeof detail, "%zu bytes differ (first at CTA %zu byte %zu: GPU 0x%02x, emulator 0x%02x); flags %s%s%s",
+                    diff, first / gpu::MC_STRIDE, first % gpu::MC_STRIDE, diff ? gpu_img[first] : 0, diff ? emu[first] : 0,
+                    flags_ok ? "as the mask" : "NOT as the mask", emu_error.empty() ? "" : "; emulator: ", emu_error.c_str());
+      std::printf("FAIL  %-58s %s\n", c.name, detail);
+      report->add("TMA multicast", kInsn[c.mode], c.name, "MISMATCH", detail);
+    }
+  }
+  CUDA_CHECK(cudaFree(dev_src));
+  CUDA_CHECK(cudaFree(dev_out));
+  std::printf("tma_check: multicast: %zu passed, %d failed\n", std::size(cases) - size_t(failed), failed);
+  return failed;
+}
+
 // tma_check [--store-case N]: N runs only store case N (and no loads).
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -387,6 +517,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dev_matrix));
   CUDA_CHECK(cudaFree(dev_out));
   std::printf("tma_check: loads: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
+  failed += check_multicast(&report);
   failed += check_stores(-1, &report);
   std::printf("tma_check: %s\n", failed ? "FAILED" : "all identical");
   return failed || !report.write() ? 1 : 0;

@@ -405,6 +405,28 @@ int check_multicast(probe::Report* report) {
   return failed;
 }
 
+// Not a comparison (the emulator places a cluster on any SMs): how many clusters of C CTAs of one
+// CTA per SM (step 13's shared memory) the driver can keep resident at once. A cluster runs inside
+// one GPC, so this shows how the GPU's SMs split into GPCs, which step 13's plan must assume for
+// a B200 (docs/13_nvfp4_multicast.md). Rows: result "finding".
+void report_cluster_residency(probe::Report* report, int sms) {
+  const uint32_t smem = 218 * 1024 + tcg::kSmemAlignSlack;  // step 13's ring: one CTA per SM
+  CUDA_CHECK(cudaFuncSetAttribute(gpu::multicast_probe, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  for (uint32_t c : {1u, 2u, 4u, 8u}) {
+    tcg::LaunchDims d;
+    d.grid = dim3(c * 64);
+    d.block = dim3(192);
+    d.cluster = dim3(c);
+    d.smem_bytes = smem;
+    const int n = tcg::max_active_clusters(gpu::multicast_probe, d);
+    char config[96], detail[96];
+    std::snprintf(config, sizeof config, "clusters of %u CTAs, 192 threads and %u B of shared memory each", c, smem);
+    std::snprintf(detail, sizeof detail, "%d clusters = %u CTAs at once (%d SMs)", n, uint32_t(n) * c, sms);
+    std::printf("      %-58s %s\n", config, detail);
+    report->add("cluster residency", "cudaOccupancyMaxActiveClusters", config, "finding", detail);
+  }
+}
+
 // tma_check [--store-case N]: N runs only store case N (and no loads).
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -518,6 +540,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dev_out));
   std::printf("tma_check: loads: %zu passed, %d failed\n", cases.size() - size_t(failed), failed);
   failed += check_multicast(&report);
+  report_cluster_residency(&report, prop.multiProcessorCount);
   failed += check_stores(-1, &report);
   std::printf("tma_check: %s\n", failed ? "FAILED" : "all identical");
   return failed || !report.write() ? 1 : 0;

@@ -4,7 +4,7 @@
 #   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
 #                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
 #   progression_nvfp4.png   steps 07 and 10-12 at the competition shapes: model, speed of light, cuBLASLt
-#   timeline_stepNN.png     steps 01-12: `./stepNN --predict --trace FILE` (the B200 timing model's
+#   timeline_stepNN.png     steps 01-13: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
 #                           on one page); steps 06, 08 and 09 at 4096 x 4096 x 512, so that each CTA pair
@@ -56,14 +56,14 @@ trace_ctas() {  # the CTAs of step $1's timeline
   case $1 in
     10) echo "0,32,64" ;;
     11) echo "0,64" ;;  # BLOCK_N 64, S = 2: tile 0's two splits
-    *) echo "0,1" ;;  # step 12: the cluster of tile 0 (S = 2)
+    *) echo "0,1" ;;  # step 12: the cluster of tile 0 (S = 2); step 13: two of the 4 CTAs taking turns with A
   esac
 }
 
 trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   case $1 in
     06|08|09) echo "4096 4096 512" ;;
-    07) echo "128 7168 2048" ;;
+    07|13) echo "128 7168 2048" ;;  # step 13: MC = 4, BLOCK_N 64, S = 1
     10|11|12) echo "128 4096 7168" ;;  # step 10: S = 4, CTAs 0, 32, 64 are three of tile 0's four splits
     *) echo "1024 1024 1024" ;;
   esac
@@ -77,7 +77,7 @@ fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
-  for s in 01 02 03 04 05 06 07 08 09 10 11 12; do
+  for s in 01 02 03 04 05 06 07 08 09 10 11 12 13; do
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin not built (make all)" >&2; fail=1; continue; }
     set -- $(trace_shape "$s")

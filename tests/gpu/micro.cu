@@ -340,6 +340,7 @@ void prepare(const MicroCase& mc, int sms, Buffers& buf) {
       buf.a = device_alloc(size_t(mc.a_rows) * mc.a_cols * 2);
       buf.map_a = make_tensor_map(bf16_map(buf.a, mc.a_rows, mc.a_cols, mc.a_bw, mc.a_bh));
       ca.box_bytes = uint32_t(mc.a_bw * mc.a_bh * 2);
+      ca.src = static_cast<const uint8_t*>(buf.a);
       buf.dims.smem_bytes = uint32_t(mc.stages) * ca.box_bytes + 16 * uint32_t(mc.stages) + kSmemAlignSlack;
     } else if (mc.kind == 9) {
       buf.c = device_alloc(64);

@@ -113,6 +113,12 @@ inline const std::vector<MicroCase>& cases() {
       {"mcast 8x256 16B rows, cluster 2, own loads, all SMs", 8, -1, 0, 4, 64, 8, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 0, 0},
       {"mcast 8x256 16B rows, cluster 2, turns, all SMs", 8, -1, 0, 4, 64, 8, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 1, 0},
       {"mcast 8x256 16B rows, cluster 4, turns, all SMs", 8, -1, 0, 4, 64, 8, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 1, 0},
+      // the same with 1-D bulk copies of the box's 32 KiB (modes 3-5: own, turns, rank 0 issues all)
+      {"mcast bulk 32 KiB, cluster 1, own loads, 1 CTA", 8, 1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 1, 3, 0},
+      {"mcast bulk 32 KiB, cluster 4, rank 0 issues all, 1 cluster", 8, 4, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 5, 0},
+      {"mcast bulk 32 KiB, cluster 2, own loads, all SMs", 8, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 3, 0},
+      {"mcast bulk 32 KiB, cluster 2, turns, all SMs", 8, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 2, 4, 0},
+      {"mcast bulk 32 KiB, cluster 4, turns, all SMs", 8, -1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 2048, 0, 0, 0, 4, 4, 0},
       // distributed shared memory (kind 9; k_tiles: iterations, a_bw: bytes per copy): mode 0
       // ld.u32 chain (latency), 1 st.v4 / 2 ld.v4 by 128 threads, 3 bulk copies, 4 bulk bounce
       {"dsmem ld.u32 chain x1000, own CTA", 9, 1, 0, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1},

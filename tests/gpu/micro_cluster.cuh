@@ -4,7 +4,9 @@
 //  * kind 8, TMA multicast: a ring of `stages` slots, one box per stage, in every CTA of a cluster
 //    of mc.cluster. mode 0: each CTA loads its own boxes; mode 1: the CTAs take turns, stage kt
 //    issued by rank kt % C with .multicast::cluster to all; mode 2: rank 0 issues every box to all.
-//    Every consumer frees a slot on the issuer's empty barrier (count C), as multicast pipelines do.
+//    Modes 3-5: the same with the 1-D bulk copy (cp.async.bulk [.multicast::cluster]) of the box's
+//    bytes from a contiguous source (step 13's scale copies). Every consumer frees a slot on the
+//    issuer's empty barrier (count C), as multicast pipelines do.
 //  * kind 9, distributed shared memory between the two CTAs of each cluster: mode 0 a dependent
 //    chain of ld.shared::cluster.u32 (latency), 1 st.shared::cluster.v4 by 128 threads, 2
 //    ld.shared::cluster.v4 by 128 threads (bandwidth), 3 cp.async.bulk shared::cta ->
@@ -24,6 +26,7 @@
 struct ClusterArgs {
   MicroCase mc;
   uint32_t box_bytes;
+  const uint8_t* src;  // kind 8, modes 3-5: the bulk copies' source (A's buffer)
   __nv_bfloat16* c;
   uint32_t* sink;
   uint64_t* stamps;
@@ -41,11 +44,13 @@ __global__ void mcast_kernel(const __grid_constant__ CUtensorMap map_a, const Cl
   const uint32_t nst = uint32_t(mc.stages), C = cluster_nctarank(), rank = cluster_ctarank();
   const uint32_t full_bars = base + nst * args.box_bytes, empty_bars = full_bars + 8 * nst;
   const uint16_t all = uint16_t((1u << C) - 1);
-  auto issuer = [&](int kt) { return mc.mode == 0 ? rank : mc.mode == 1 ? uint32_t(kt) % C : 0u; };
+  const int how = mc.mode % 3;  // 0 own, 1 turns, 2 rank 0 issues all
+  const bool bulk = mc.mode >= 3;
+  auto issuer = [&](int kt) { return how == 0 ? rank : how == 1 ? uint32_t(kt) % C : 0u; };
   if (threadIdx.x == 0) {
     for (uint32_t s = 0; s < nst; ++s) {
       mbarrier_init(full_bars + 8 * s, 1);
-      mbarrier_init(empty_bars + 8 * s, mc.mode == 0 ? 1 : C);
+      mbarrier_init(empty_bars + 8 * s, how == 0 ? 1 : C);
     }
     fence_mbarrier_init();
     for (uint32_t s = 0; s < nst && int(s) < mc.k_tiles; ++s) mbarrier_arrive_expect_tx(full_bars + 8 * s, args.box_bytes);
@@ -58,8 +63,16 @@ __global__ void mcast_kernel(const __grid_constant__ CUtensorMap map_a, const Cl
       const uint32_t s = uint32_t(kt) % nst;
       if (kt >= int(nst)) mbarrier_wait_parity(empty_bars + 8 * s, uint32_t((kt / int(nst) - 1) & 1));
       const int col = (kt * mc.a_bw) % mc.a_cols;
-      if (mc.mode == 0) tma_load_2d(base + s * args.box_bytes, &map_a, col, row, full_bars + 8 * s);
-      else tma_load_2d_multicast(base + s * args.box_bytes, &map_a, col, row, full_bars + 8 * s, all);
+      if (bulk) {  // the box's bytes, contiguous: row `row` onwards of the source, one box per k-tile
+        const size_t boxes = size_t(mc.a_rows) * mc.a_cols * 2 / args.box_bytes;
+        const uint8_t* src = args.src + (size_t(row) * mc.a_cols * 2 / args.box_bytes + size_t(kt)) % boxes * args.box_bytes;
+        if (how == 0) bulk_load(base + s * args.box_bytes, src, args.box_bytes, full_bars + 8 * s);
+        else bulk_load_multicast(base + s * args.box_bytes, src, args.box_bytes, full_bars + 8 * s, all);
+      } else if (how == 0) {
+        tma_load_2d(base + s * args.box_bytes, &map_a, col, row, full_bars + 8 * s);
+      } else {
+        tma_load_2d_multicast(base + s * args.box_bytes, &map_a, col, row, full_bars + 8 * s, all);
+      }
     }
   } else if (threadIdx.x == 32) {  // consumer: takes each stage, re-arms its slot, frees it at the issuer
     for (int kt = 0; kt < mc.k_tiles; ++kt) {

@@ -207,9 +207,9 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   check_box_in_allocation(segments, "cp.async.bulk.tensor (a row of the box, read through the tensor map)");
   const std::string by = "the TMA copy issued by " + who(f) + " at " + loc(at);
   // Timing model: the box is read from global memory once, and the ISSUING SM's TMA unit pays for
-  // it once: a multicast delivers it to every destination at the same time (H100: rank 0
-  // multicasting every box to 2 or 4 CTAs takes 1.07x the time of loading them for itself alone;
-  // docs/timing_model.md, "Cluster mechanisms").
+  // it once (H100: rank 0 multicasting every box to 2 or 4 CTAs takes 1.04-1.07x the time of
+  // loading them for itself alone); each other destination's TMA unit is busy a share of the box
+  // (H100: CTAs taking turns gain less than 1/C; docs/timing_model.md, "Cluster mechanisms").
   double t_done = 0;
   if (timed()) {
     TmaRows rows;
@@ -237,7 +237,7 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
     Cta* bp = &bc;
     AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by] { run_tma(*dp, m, d_dst, c, *bp, d_bar, by); },
                (1u << d->rank) | (1u << bc.rank), "a TMA copy", &f, at};
-    op.t = t_done;
+    op.t = timed() && mode.multicast && d != &self ? model_multicast_receive(*d, bytes, t_done) : t_done;
     push_async(std::move(op));
   }
 }
@@ -284,7 +284,7 @@ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcL
 // every CTA of the mask, each delivery completing the mbarrier at offset `bar` in its own CTA.
 // The rules of the plain form per destination (alignment, size, bounds, no live mbarrier under
 // the bytes, a published mbarrier at that offset, a live CTA), plus the mask's. Timing model: as
-// for the tensor form, the issuing SM's TMA unit pays once.
+// for the tensor form, the issuing SM's TMA unit pays once, each other destination's a share.
 void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, uint16_t cta_mask, SrcLoc at) {
   tick(at);
   Fiber& f = me();
@@ -323,7 +323,7 @@ void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t
                  copy_landed(*cp, d_bar, bytes, by, t0);
                },
                1u << d->rank, "a bulk copy", &f, at};
-    op.t = t_done;
+    op.t = timed() && d != &self ? model_multicast_receive(*d, bytes, t_done) : t_done;
     push_async(std::move(op));
   }
 }

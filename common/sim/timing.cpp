@@ -138,6 +138,14 @@ double model_copy(Cta& dst, const TmaRows& rows) {
   return stream_end + p(kTmaLatencyNs);
 }
 
+double model_multicast_receive(Cta& dst, uint32_t bytes, double issuer_done) {
+  Sm& sm = *dst.sm;
+  const double busy = p(kMulticastReceiveShare) * (cyc(p(kTmaBoxCycles)) + double(bytes) / p(kTmaSmBytesPerNs));
+  sm.tma_free = std::max(g_sched->now, sm.tma_free) + busy;
+  bounds_engine(sm, BoundsEngine::kTmaUnit, busy);
+  return std::max(issuer_done, sm.tma_free + p(kTmaLatencyNs));
+}
+
 double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t a_bytes, uint32_t b_bytes, bool pair) {
   Scheduler& s = *g_sched;
   const double ii = cyc(std::max(p(kMmaIssueCyclesPerN) * n, double(a_bytes + b_bytes) / p(kSmemOperandBytesPerCycle)));

@@ -30,6 +30,10 @@ struct TmaRows {  // one TMA box / bulk copy, as the memory system sees it
   std::vector<std::pair<uint64_t, uint32_t>> segments;  // in-bounds global (address, length) runs
 };
 double model_copy(Cta& dst, const TmaRows& rows);
+// A multicast copy's delivery into `dst`, another SM than the issuer's (which model_copy charged):
+// its TMA unit is busy a share of the box's time (kMulticastReceiveShare); returns when the bytes
+// have landed there, not before the issuer's copy (`issuer_done`).
+double model_multicast_receive(Cta& dst, uint32_t bytes, double issuer_done);
 // A TMA store of `src` (tma_store.cpp): completes, and has read its source (*t_read), once the
 // SM's store path and the chip's L2 write path have taken its in-bounds sectors.
 double model_tma_store(Cta& src, const TmaRows& rows, double* t_read);

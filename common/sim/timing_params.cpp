@@ -117,6 +117,11 @@ const Param kDefaultParams[kNumParams] = {
     {"cluster barrier round trip", 96, "cycles", "measured",
      "H100: barrier.cluster.arrive.relaxed + wait in a cluster of 2, 49 ns each (the release form adds the membar above: 388 ns); "
      "carried per SM clock"},
+    {"TMA multicast: receiver's share of a box", 0.5, "of the box's SM time", "measured",
+     "H100 (results/micro_h100_multicast.csv, 2026-11-26): rank 0 multicasting every 32 KiB box or bulk copy to 4 CTAs takes "
+     "1.04-1.05x its own loads (the issuer pays once), but CTAs taking turns in clusters of 2 and 4 run at 0.84 / 0.66 (boxes) "
+     "and 0.74 / 0.53 (bulk copies) of their own loads, not 0.5 / 0.25: each delivery also keeps the receiving SM's TMA unit "
+     "busy 0.68 / 0.55 / 0.47 / 0.37 of a box; the middle, carried per box"},
 };
 
 // Ranges: the parameters that are estimates or carried from the H100 with a risk, as factors on
@@ -164,6 +169,7 @@ const Range kRanges[] = {
     {kReleaseMembarCycles, 0.7, 2.5, false,
      "carried from the H100; a GPU-scope membar waits for the L2, split over two dies on the B200 (chipsandcheese)"},
     {kClusterBarrierCycles, 0.8, 2.0, false, "carried from the H100 per clock"},
+    {kMulticastReceiveShare, 0.74, 1.36, false, "four H100 cases give 0.37-0.68 of a box; not published for B200"},
 };
 int g_bound = 0;  // set_model_bound
 double g_factor[kNumParams] = {};  // per parameter: 1, or the range's factor at the bound

@@ -44,6 +44,7 @@ enum ParamId {
   kDsmemCopyCycles,
   kReleaseMembarCycles,
   kClusterBarrierCycles,
+  kMulticastReceiveShare,
   kNumParams
 };
 

@@ -39,6 +39,11 @@ if python3 tests/gpu/validation_table.py results/micro_h100.csv results/micro_h1
    python3 -c 'import sys; sys.exit(0 if sys.stdin.read() in open("docs/timing_model.md").read() else 1)'; then
   echo "ok   docs/timing_model.md's validation table = validation_table.py results/micro_h100*.csv"
 else echo "FAIL docs/timing_model.md's validation table differs from tests/gpu/validation_table.py's output"; fail=1; fi
+# ... and so is its table of the second multicast run (results/micro_h100_multicast.csv).
+if python3 tests/gpu/validation_table.py results/micro_h100_multicast.csv results/micro_h100_model.csv |
+   python3 -c 'import sys; sys.exit(0 if sys.stdin.read() in open("docs/timing_model.md").read() else 1)'; then
+  echo "ok   docs/timing_model.md's multicast table = validation_table.py results/micro_h100_multicast.csv"
+else echo "FAIL docs/timing_model.md's multicast table differs from tests/gpu/validation_table.py's output"; fail=1; fi
 check_run "B200"
 check_run "H100" --model-params results/params_h100.txt
 tmp=$(mktemp); printf 'SMs = 132\nnot a line\n' >"$tmp"

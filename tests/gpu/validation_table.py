@@ -20,7 +20,10 @@ FIT = ("store row-per-thread 1 CTA", "store coalesced 1 CTA", "store lane-pairs 
        "tma sw128 64x256, all SMs, HBM", "setup:", "mbarrier ping-pong")
 # Cluster cases whose measurements set a parameter (exact names: longer names share their start).
 FIT_EXACT = ("cluster barrier relaxed x1000", "dsmem ld.u32 chain x1000, peer", "dsmem bulk copy 8 KiB x64, peer",
-             "dsmem bulk copy 32 KiB x16, peer", "dsmem bulk bounce 16 B x500")
+             "dsmem bulk copy 32 KiB x16, peer", "dsmem bulk bounce 16 B x500",
+             # the multicast receiver's share: fitted to the second run's rows (results/micro_h100_multicast.csv)
+             "mcast 64x256 sw128, cluster 2, turns, all SMs", "mcast 64x256 sw128, cluster 4, turns, all SMs",
+             "mcast bulk 32 KiB, cluster 2, turns, all SMs", "mcast bulk 32 KiB, cluster 4, turns, all SMs")
 
 
 def main(argv):

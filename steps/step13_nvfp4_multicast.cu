@@ -14,20 +14,20 @@
 //   * A cluster barrier after the barrier inits (the peers' copies and commits signal them).
 //
 // WHY IT IS FASTER (model; per two-k-tile stage on one SM's TMA unit, 82 ns a copy + 204 B/ns)
-//   Step 12: 4 copies, 72 KiB (BLOCK_N 128) or 56 KiB (64): 689 or 609 ns.
-//   MC = 2:  2 + 2/2 = 3 copies on average, B + SFB + half of A + SFA: 517 or 436 ns.
-//   MC = 4:  2.5 copies, 63 or 47 KiB:                                 430 or 350 ns.
-//   But once the TMA unit has less to do, the ring's latency shows: a slot comes back after one
-//   TMA latency (~0.7 us) + its copies + its MMAs, and 3 stages of BLOCK_N 128 cover that only
-//   every ~470 ns; and HBM caps the first shape (~6 of 7.2 TB/s already). Measured in the model
-//   (`./step13 --predict`, us; the plan's choice in brackets):
+//   Step 12: 4 copies, 72 KiB (BLOCK_N 128) or 56 KiB (64): 688 or 608 ns.
+//   MC = 2:  B + SFB, and A + SFA issued on one stage in two for both CTAs (the issuer pays once),
+//            received on the other at half a box's cost (H100-measured):     602 or 522 ns.
+//   MC = 4:  the same, A issued on one stage in four:                        559 or 479 ns.
+//   Once the TMA unit has less to do, the ring's latency shows (a slot comes back one TMA latency
+//   + its copies + its MMAs after it was freed: 3 stages of BLOCK_N 128 give a stage every ~470 ns
+//   at best), HBM is near its rate on the first shape, and the cluster barrier after the inits
+//   is paid once. Measured in the model (`./step13 --predict`, us; the plan's choice in brackets):
 //                                     128x7168x16384    128x4096x7168    128x7168x2048
 //     step 12                                 15.37             6.94             4.69
-//     step 13 (BLOCK_N, MC, S)         15.08 (128, 2, 2)  6.94 (64, 1, 2)  4.03 (64, 4, 1)
+//     step 13 (BLOCK_N, MC, S)         15.08 (128, 2, 2)  6.94 (64, 1, 2)  4.30 (64, 4, 1)
 //     published competition entry (B200)       18.3             8.29             6.54
 //   The second shape keeps step 12's plan: clusters of 4 for its 128 CTAs would not all fit at
-//   once if a GPC has 14 SMs (below); forced, TCG_STEP13_MULTICAST=2 gives 6.77 us in the model,
-//   which places clusters on any SMs.
+//   once if a GPC has 14 SMs (below), and with BLOCK_N 128 the ring's latency eats the gain.
 //
 // SHARED MEMORY, TMEM: step 12's (each CTA still holds all of A: multicast saves copies and
 //   bytes on the TMA units, not shared memory).
@@ -73,8 +73,9 @@ constexpr int kDsmemBytesPerNs = 39;     // SM to SM: 41 GB/s a pair at 1.98 GHz
 constexpr int kDsmemCopyNs = 43;         // a bulk copy's latency: 80 cycles
 constexpr int kRelaxedBarrierNs = 50;    // barrier.cluster.arrive.relaxed + wait: 49 ns (.release: 388)
 // The multicast's price: a cluster barrier right after the barrier inits, before any peer may
-// signal them. On the H100 the first one took 0.72-0.82 us where __syncthreads took 0.21.
-constexpr int kClusterSetupNs = 550;
+// signal them. On the H100 the first (releasing) one took 0.72-0.82 us where __syncthreads took
+// 0.21; less the release's membar (0.34 us: 388 vs 49 ns a barrier), a relaxed one ~0.25 us more.
+constexpr int kClusterSetupNs = 250;
 constexpr int kTmaLatencyNs = 714;       // a copy completes this long after the TMA unit takes it (632 ns + one box)
 constexpr int kMaxClusterCtas = 8;       // the portable cluster size (S x MC)
 // A cluster's CTAs run in one GPC, one CTA per SM here (the ring takes the shared memory), so
@@ -153,12 +154,13 @@ __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32
 __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4; }
 
 // The plan: BLOCK_N, S and MC. Streaming n k-tiles on one SM's TMA unit: floor(n / 2) two-k-tile
-// stages, one single if n is odd; each stage B, SFB and, on one stage in MC, A and SFA for the
-// whole cluster (the issuer pays once): 2 + 2 / MC copies, B + SFB + (A + SFA) / MC bytes.
+// stages, one single if n is odd; each stage B and SFB, and A and SFA for the whole cluster on one
+// stage in MC (the issuer pays once). The other MC - 1 stages' A and SFA still keep this SM's TMA
+// unit busy half their time as they land (H100: CTAs taking turns gained 0.66-0.84 of their own
+// loads, not 1 / MC): A + SFA cost (1 + (MC - 1) / 2) / MC of a stage's.
 __host__ __device__ constexpr int stage_ns(int bn, int kts, int mc) {
-  return (2 * mc + 2) * kCopyNs / mc +
-         kts * ((int(A_KTILE_BYTES) + int(kSfAtomBytes) * KSTEPS) / mc + bn * BLOCK_K / 2 + int(kSfAtomBytes) * KSTEPS) /
-             kTmaBytesPerNs;
+  return 2 * kCopyNs + kts * (bn * BLOCK_K / 2 + int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs +
+         (mc + 1) * (2 * kCopyNs + kts * (int(A_KTILE_BYTES) + int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs) / (2 * mc);
 }
 // The last stage's MMAs, after its copies land: 8 MMAs, each the larger of N / 2 cycles and its
 // operand bytes at 128 B per cycle (the model's tensor-core rate, published B200 figures).

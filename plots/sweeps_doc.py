@@ -11,6 +11,8 @@ The pages include them as `<!-- quote md: python3 plots/sweeps_doc.py TABLE -->`
                 task's speed of light and cuBLASLt's published time (results/published_b200.csv)
   nvfp4-levers  the sweep nvfp4-levers: each config's point and range at the competition shapes,
                 beside speed of light, cuBLASLt and the competition entry (published_b200.csv)
+  nvfp4-lever-gains  from the same rows: what each of step 11's levers saves alone (from none of
+                them) and last (from the other two to all three), at the point and at both ends
 
   python3 plots/sweeps_doc.py TABLE [--csv FILE] [--model FILE]
 """
@@ -186,9 +188,46 @@ def nvfp4_levers(rows):
     return L
 
 
+# nvfp4-lever-gains: (lever, its config alone, the pair without it) among step 11's configs.
+LEVER_GAINS = (("two k-tiles per copy", "copies", "c+bn64"), ("TMA-store C", "c", "copies+bn64"),
+               ("BLOCK_N = 64", "bn64", "copies+c"))
+SHORT = {"none": "none", "copies": "copies", "c": "C", "bn64": "BLOCK_N 64", "copies+c": "copies + C",
+         "copies+bn64": "copies + BLOCK_N 64", "c+bn64": "C + BLOCK_N 64", "all": "all three"}
+
+
+def nvfp4_lever_gains(rows):
+    sw = [r for r in rows if r["sweep"] == "nvfp4-levers"]
+    shapes = []
+    for r in sw:
+        if (r["m"], r["n"], r["k"]) not in shapes:
+            shapes.append((r["m"], r["n"], r["k"]))
+
+    def t(config, sh):
+        hits = [r for r in sw if r["config"] == config and (r["m"], r["n"], r["k"]) == sh]
+        return tuple(float(hits[-1][c]) for c in ("time_us", "time_low_us", "time_high_us")) if hits else None
+
+    def saved(before, after, sh):
+        a, b = t(before, sh), t(after, sh)
+        if not a or not b:
+            return "—"
+        return "%+.2f (%+.2f / %+.2f)" % tuple(y - x for x, y in zip(a, b))
+
+    L = ["| lever | from → to | " + " | ".join("%s × %s × %s" % sh for sh in shapes) + " |",
+         "|---|---|" + "---:|" * len(shapes)]
+    for name, alone, pair in LEVER_GAINS:
+        L.append("| %s, alone | none → %s | %s |" % (name, SHORT[alone], " | ".join(
+            saved("none", alone, sh) for sh in shapes)))
+        L.append("| %s, last | %s → all three | %s |" % (name, SHORT[pair], " | ".join(
+            saved(pair, "all", sh) for sh in shapes)))
+    L += ["", "µs that the lever adds to the time (negative: it saves them), at the point (at the fast end / at the slow "
+          "end of every estimated or H100-carried parameter), from the configs of the table above: " + provenance(sw) + "."]
+    return L
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("table", choices=["step08-k", "step09-big", "step10-splits", "nvfp4", "nvfp4-levers"])
+    ap.add_argument("table", choices=["step08-k", "step09-big", "step10-splits", "nvfp4", "nvfp4-levers",
+                                          "nvfp4-lever-gains"])
     ap.add_argument("--csv", default=os.path.join(ROOT, "results", "model_b200_sweeps.csv"))
     ap.add_argument("--model", default=os.path.join(ROOT, "results", "model_b200.csv"))
     a = ap.parse_args()
@@ -205,6 +244,8 @@ def main():
         L = step09_big(rows, a.model)
     elif a.table == "nvfp4-levers":
         L = nvfp4_levers(rows)
+    elif a.table == "nvfp4-lever-gains":
+        L = nvfp4_lever_gains(rows)
     else:
         L = step10_splits(rows)
     print("\n".join(L))

@@ -30,12 +30,14 @@
 //   C: step 10 stores a row per thread, 32 half-filled sectors per warp instruction, charged
 //   twice: 2.2 us per 128 x 128 tile. TMA stores write whole 128-byte rows: 0.55 us (the SM's
 //   store path, 32 B per cycle, H100-measured). The split tail (partial out, atom, partials in)
-//   halves with BLOCK_N = 64. Measured in the model (`./step11 --predict`, us; docs/11):
+//   halves with BLOCK_N = 64. Measured in the model (`./step11 --predict`, us; each lever alone
+//   is the knobs of CONSTRAINTS with the other two off; ranges and pairs: docs/11):
 //                                     128x7168x16384  128x4096x7168  128x7168x2048
 //     step 10                                  22.66          12.21           7.87
+//     none of the three (knobs)                22.81          12.21           8.10
 //     two k-tiles per copy                     18.45          11.38           6.85
-//     TMA-store C                              21.03          10.58           6.39
-//     BLOCK_N = 64                             32.89          10.73           6.60
+//     TMA-store C                              21.18          10.58           6.54
+//     BLOCK_N = 64                             33.01          10.84           6.71
 //     all three, BLOCK_N per shape             16.82 (128)     7.74 (64)      4.69 (64)
 //     published competition entry (B200)       18.3            8.29           6.54
 //

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <stdexcept>
 
 #include "trace_buf.h"
 
@@ -104,6 +105,12 @@ struct StepSpec {
   const char* (*epilogue)(int64_t m, int64_t n, int64_t k) = nullptr;
   bool repeat = false;  // launch twice and require bitwise the same C (as for a step with a workspace)
   PersistentTile persistent{};      // persistent steps only (above)
+};
+
+// A bad value in a step's own setting (e.g. an environment knob such as TCG_STEP11_BLOCK_N):
+// thrown from the step's host code, reported by run_step as one line with exit code 2.
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.

@@ -6,10 +6,19 @@
 #   big            steps 06, 08 and 09 at 8192^3                          (docs/08, docs/09)
 #   step10-splits  step 10 with its split count S forced (TCG_STEP10_SPLITS, steps/step10_*.cu)
 #                  at the shapes of its split table                       (docs/10_nvfp4_split_k.md)
-# Each row: sweep,step,m,n,k,splits,tflops,time_us,date,git_rev (splits empty: the step's own
-# choice). plots/sweeps_doc.py prints the pages' tables from it.
+#   nvfp4-levers   steps 10-12 at the three competition shapes, step 11 with each lever switched
+#                  off or forced by its environment knobs (the table NVFP4_LEVERS below: one
+#                  line per config, any step, any VAR=VALUE)            (docs/11_nvfp4_wide_copies.md)
+# Each row: sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us
+# (splits empty: the step's own choice; config: the row's name in its sweep; env: the VAR=VALUE
+# assignments of the run, space-separated; time_low_us / time_high_us: the range line of
+# --predict, every estimated or H100-carried parameter at its fast / slow end).
+# plots/sweeps_doc.py prints the pages' tables from it.
 #
 # Usage: plots/predict_sweeps.sh [--bin-dir DIR] [--csv FILE] [--only SWEEP]
+#   --only SWEEP runs that sweep alone and replaces its rows in the CSV in place, keeping the
+#   other sweeps' rows (e.g. --only nvfp4-levers after a change to steps 10-12, without the
+#   8192^3 runs).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/predict_sweeps.sh
@@ -27,27 +36,44 @@ done
 tmpdir=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmpdir"' EXIT
 out=$tmpdir/sweeps.csv
-echo "sweep,step,m,n,k,splits,tflops,time_us,date,git_rev" >"$out"
+header="sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us"
+echo "$header" >"$out"
 failed=0
+# The steps' environment knobs of the caller (e.g. an exported TCG_STEP11_BLOCK_N) stay out of
+# every run: a row's env column says all that was set.
+unset_knobs=()
+for v in $(compgen -e); do [[ $v == TCG_STEP* ]] && unset_knobs+=(-u "$v"); done
 
-# run SWEEP STEP M N K [SPLITS]
-run() {
-  local sweep=$1 step=$2 m=$3 n=$4 k=$5 splits=${6:-} row
+# run_env SWEEP CONFIG STEP M N K [VAR=VALUE ...]: one --predict run, its point and range.
+run_env() {
+  local sweep=$1 config=$2 step=$3 m=$4 n=$5 k=$6 row point fast slow
+  shift 6
   [ -z "$only" ] || [ "$only" = "$sweep" ] || return 0
-  local bin=$bdir/step$step rowcsv=$tmpdir/row.csv
+  local bin=$bdir/step$step rowcsv=$tmpdir/row.csv splits=""
   [ -x "$bin" ] || { echo "$me: $bin: not built" >&2; failed=1; return; }
+  [[ " $* " =~ \ TCG_STEP10_SPLITS=([0-9]+)\  ]] && splits=${BASH_REMATCH[1]}
   rm -f "$rowcsv"
-  echo "-- ${splits:+TCG_STEP10_SPLITS=$splits }$bin --predict --m $m --n $n --k $k"
-  if ! TCG_STEP10_SPLITS=$splits "$bin" --predict --m "$m" --n "$n" --k "$k" --csv "$rowcsv" >"$tmpdir/log" 2>&1; then
-    cat "$tmpdir/log" >&2; echo "$me: step$step ${m}x${n}x${k} failed" >&2; failed=1; return
+  echo "-- ${*:+$* }$bin --predict --m $m --n $n --k $k"
+  if ! env "${unset_knobs[@]}" "$@" "$bin" --predict --m "$m" --n "$n" --k "$k" --csv "$rowcsv" >"$tmpdir/log" 2>&1; then
+    cat "$tmpdir/log" >&2; echo "$me: ${*:+$* }step$step ${m}x${n}x${k} failed" >&2; failed=1; return
   fi
-  row=$(python3 - "$rowcsv" <<'EOF'
-import csv, sys
+  row=$(python3 - "$rowcsv" "$tmpdir/log" <<'EOF'
+import csv, re, sys
 r = list(csv.DictReader(open(sys.argv[1])))[-1]
-print("%s,%.2f,%s,%s" % (r["tflops"], float(r["median_ms"]) * 1000, r["date"], r["git_rev"]))
+# "range:    B200 LO - HI TFLOPS (SLOW - FAST us; ...)" (common/harness/predict_range.cpp)
+m = re.search(r"^range: .*\(([0-9.]+) - ([0-9.]+) us", open(sys.argv[2]).read(), re.M)
+if not m:
+    sys.exit("no range: line in the --predict output")
+print("%s,%.2f,%s,%s" % (r["tflops"], float(r["median_ms"]) * 1000, r["date"], r["git_rev"]), m.group(2), m.group(1),
+      sep="\t")
 EOF
   ) || { failed=1; return; }
-  echo "$sweep,$((10#$step)),$m,$n,$k,$splits,$row" >>"$out"
+  IFS=$'\t' read -r point fast slow <<<"$row"
+  echo "$sweep,$((10#$step)),$m,$n,$k,$splits,$point,$config,$*,$fast,$slow" >>"$out"
+}
+# run SWEEP STEP M N K [SPLITS]: step 10's split sweep and the plain rows (config empty).
+run() {
+  run_env "$1" "" "$2" "$3" "$4" "$5" ${6:+TCG_STEP10_SPLITS=$6}
 }
 
 for k in 4096 512 256; do
@@ -61,9 +87,56 @@ for s in 1 2 3 4; do run step10-splits 10 128 7168 2048 $s; done
 for s in 3 4 5 6 8; do run step10-splits 10 128 2048 16384 $s; done
 for k in 2560 3072 3584; do for s in 1 2; do run step10-splits 10 128 7168 $k $s; done; done
 
+# The NVFP4 levers (docs/11's table): CONFIG STEP [VAR=VALUE ...] per line, each run at the three
+# competition shapes; plots/sweeps_doc.py nvfp4-levers prints the rows in this order (a config it
+# has no label for shows as its env). Step 11's levers: two k-tiles per copy
+# (TCG_STEP11_WIDE_COPIES), TMA-store C (TCG_STEP11_TMA_C), BLOCK_N 64 (TCG_STEP11_BLOCK_N; 128 is
+# step 10's).
+NVFP4_LEVERS='
+step10       10
+none         11 TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=0 TCG_STEP11_BLOCK_N=128
+copies       11 TCG_STEP11_WIDE_COPIES=1 TCG_STEP11_TMA_C=0 TCG_STEP11_BLOCK_N=128
+c            11 TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=1 TCG_STEP11_BLOCK_N=128
+bn64         11 TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=0 TCG_STEP11_BLOCK_N=64
+copies+c     11 TCG_STEP11_WIDE_COPIES=1 TCG_STEP11_TMA_C=1 TCG_STEP11_BLOCK_N=128
+copies+bn64  11 TCG_STEP11_WIDE_COPIES=1 TCG_STEP11_TMA_C=0 TCG_STEP11_BLOCK_N=64
+c+bn64       11 TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=1 TCG_STEP11_BLOCK_N=64
+all          11 TCG_STEP11_WIDE_COPIES=1 TCG_STEP11_TMA_C=1 TCG_STEP11_BLOCK_N=64
+step11       11
+step12       12
+'
+while read -r config step knobs; do
+  [ -n "$config" ] || continue
+  for shape in "128 7168 16384" "128 4096 7168" "128 7168 2048"; do
+    # shellcheck disable=SC2086  # the shape and the knobs split into words on purpose
+    run_env nvfp4-levers "$config" "$step" $shape $knobs
+  done
+done <<<"$NVFP4_LEVERS"
+
 if [ $failed != 0 ]; then echo "$me: a run failed; $csv left as it was" >&2; exit 1; fi
-if [ -n "$only" ] && [ -s "$csv" ]; then  # keep the other sweeps' rows
-  awk -F, -v s="$only" 'NR > 1 && $1 != s' "$csv" >>"$out"
+if [ -n "$only" ] && [ -s "$csv" ]; then
+  # Keep the other sweeps' rows (under this header: a column they lack is empty); this sweep's
+  # new rows take the place of its old ones (the end, for a new sweep).
+  python3 - "$csv" "$out" "$only" <<'EOF' || { echo "$me: cannot merge into $csv" >&2; exit 1; }
+import csv, sys
+old_path, new_path, sweep = sys.argv[1:]
+new = list(csv.DictReader(open(new_path, newline="")))
+cols = open(new_path).readline().strip().split(",")
+rows, placed = [], False
+for r in csv.DictReader(open(old_path, newline="")):
+    if r["sweep"] != sweep:
+        rows.append(r)
+    elif not placed:
+        rows += new
+        placed = True
+if not placed:
+    rows += new
+with open(new_path, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({c: r.get(c) or "" for c in cols})
+EOF
 fi
 cp "$out" "$csv.tmp" && mv "$csv.tmp" "$csv" || { echo "$me: cannot write $csv" >&2; exit 1; }
 echo "== wrote $csv ($(($(wc -l <"$csv") - 1)) rows)"

@@ -9,6 +9,10 @@ The pages include them as `<!-- quote md: python3 plots/sweeps_doc.py TABLE -->`
   step10-splits step 10's predicted time for each forced split count S, per shape
   nvfp4         steps 10 and 07 at the competition shapes (results/model_b200.csv) beside the
                 task's speed of light and cuBLASLt's published time (results/published_b200.csv)
+  nvfp4-levers  the sweep nvfp4-levers: each config's point and range at the competition shapes,
+                beside speed of light, cuBLASLt and the competition entry (published_b200.csv)
+  nvfp4-lever-gains  from the same rows: what each of step 11's levers saves alone (from none of
+                them) and last (from the other two to all three), at the point and at both ends
 
   python3 plots/sweeps_doc.py TABLE [--csv FILE] [--model FILE]
 """
@@ -113,9 +117,117 @@ def nvfp4(model_path):
     return L
 
 
+# nvfp4-levers: the page's name of each config of plots/predict_sweeps.sh's NVFP4_LEVERS; a config
+# not here shows as "step N" (a new step's rows need no change here to appear).
+LEVER_LABELS = {
+    "step10": "step 10",
+    "none": "step 11, none of the levers",
+    "copies": "two k-tiles per copy",
+    "c": "TMA-store C",
+    "bn64": "BLOCK_N = 64",
+    "copies+c": "copies + C",
+    "copies+bn64": "copies + BLOCK_N 64",
+    "c+bn64": "C + BLOCK_N 64",
+    "all": "all three (BLOCK_N 64)",
+    "step11": "**step 11** (its plan: BLOCK_N per shape)",
+    "step12": "[step 12](12_nvfp4_cluster_reduce.md) (cluster reduction)",
+}
+
+
+def knobs(r):
+    """The row's env without the TCG_STEPnn_ prefix, as code; "—" when the step runs its own plan."""
+    env = r.get("env") or ""
+    short = " ".join(a.split("_", 2)[2] if a.startswith("TCG_STEP") else a for a in env.split())
+    return "`%s`" % short if short else "—"
+
+
+def nvfp4_levers(rows):
+    sw = [r for r in rows if r["sweep"] == "nvfp4-levers"]
+    pub = read(os.path.join(ROOT, "results", "published_b200.csv"))
+    shapes = [(p["m"], p["n"], p["k"]) for p in pub if p["step_name"] == "sol"]
+
+    def published(name):
+        t = {(p["m"], p["n"], p["k"]): float(p["time_us"]) for p in pub if p["step_name"] == name}
+        return [t.get(sh) for sh in shapes]
+
+    def run_of(config, sh):
+        hits = [r for r in sw if r["config"] == config and (r["m"], r["n"], r["k"]) == sh]
+        return hits[-1] if hits else None
+
+    def point_range(r):
+        if not r:
+            return "—"
+        return "%.2f (%.2f-%.2f)" % (float(r["time_us"]), float(r["time_low_us"]), float(r["time_high_us"]))
+
+    sol, cub, entry = published("sol"), published("cublaslt"), published("entry")
+    L = ["| | step: knobs | " + " | ".join("%s × %s × %s" % sh for sh in shapes) + " |",
+         "|---|---|" + "---:|" * len(shapes)]
+    for label, vals in (("speed of light (published)", sol), ("cuBLASLt (published, B200)", cub),
+                        ("competition entry (published, B200)", entry)):
+        L.append("| %s | | %s |" % (label, " | ".join("%g" % v if v else "—" for v in vals)))
+    configs = []
+    for r in sw:
+        if r["config"] not in configs:
+            configs.append(r["config"])
+    for c in configs:
+        first = next(r for r in sw if r["config"] == c)
+        L.append("| %s | %s: %s | %s |" % (LEVER_LABELS.get(c, "step %s" % first["step"]), first["step"], knobs(first),
+                                           " | ".join(point_range(run_of(c, sh)) for sh in shapes)))
+    for c in ("step11", "step12"):
+        runs = [run_of(c, sh) for sh in shapes]
+        if not all(runs):
+            continue
+        for name, ref in (("SOL", sol), ("entry", entry)):
+            L.append("| step %s / %s | | %s |" % (c[4:], name, " | ".join(
+                "%.2f" % (float(r["time_us"]) / v) if v else "—" for r, v in zip(runs, ref))))
+    L += ["", "µs: the B200 timing model's point (range: every estimated or H100-carried parameter at its fast and "
+          "at its slow end), `KNOBS ./stepNN --predict --m M --n N --k K` with each knob as `TCG_STEPNN_KNOB=VALUE` "
+          "(\"—\": the step's own plan): " + provenance(sw) + " (`bash plots/predict_sweeps.sh --only nvfp4-levers`). "
+          "Published: [results/published_b200.csv](../results/published_b200.csv) "
+          "([gpumode-nvfp4](references.md#gpumode-nvfp4), [gau-nvfp4-worklog](references.md#gau-nvfp4-worklog))."]
+    return L
+
+
+# nvfp4-lever-gains: (lever, its config alone, the pair without it) among step 11's configs.
+LEVER_GAINS = (("two k-tiles per copy", "copies", "c+bn64"), ("TMA-store C", "c", "copies+bn64"),
+               ("BLOCK_N = 64", "bn64", "copies+c"))
+SHORT = {"none": "none", "copies": "copies", "c": "C", "bn64": "BLOCK_N 64", "copies+c": "copies + C",
+         "copies+bn64": "copies + BLOCK_N 64", "c+bn64": "C + BLOCK_N 64", "all": "all three"}
+
+
+def nvfp4_lever_gains(rows):
+    sw = [r for r in rows if r["sweep"] == "nvfp4-levers"]
+    shapes = []
+    for r in sw:
+        if (r["m"], r["n"], r["k"]) not in shapes:
+            shapes.append((r["m"], r["n"], r["k"]))
+
+    def t(config, sh):
+        hits = [r for r in sw if r["config"] == config and (r["m"], r["n"], r["k"]) == sh]
+        return tuple(float(hits[-1][c]) for c in ("time_us", "time_low_us", "time_high_us")) if hits else None
+
+    def saved(before, after, sh):
+        a, b = t(before, sh), t(after, sh)
+        if not a or not b:
+            return "—"
+        return "%+.2f (%+.2f / %+.2f)" % tuple(y - x for x, y in zip(a, b))
+
+    L = ["| lever | from → to | " + " | ".join("%s × %s × %s" % sh for sh in shapes) + " |",
+         "|---|---|" + "---:|" * len(shapes)]
+    for name, alone, pair in LEVER_GAINS:
+        L.append("| %s, alone | none → %s | %s |" % (name, SHORT[alone], " | ".join(
+            saved("none", alone, sh) for sh in shapes)))
+        L.append("| %s, last | %s → all three | %s |" % (name, SHORT[pair], " | ".join(
+            saved(pair, "all", sh) for sh in shapes)))
+    L += ["", "µs that the lever adds to the time (negative: it saves them), at the point (at the fast end / at the slow "
+          "end of every estimated or H100-carried parameter), from the configs of the table above: " + provenance(sw) + "."]
+    return L
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("table", choices=["step08-k", "step09-big", "step10-splits", "nvfp4"])
+    ap.add_argument("table", choices=["step08-k", "step09-big", "step10-splits", "nvfp4", "nvfp4-levers",
+                                          "nvfp4-lever-gains"])
     ap.add_argument("--csv", default=os.path.join(ROOT, "results", "model_b200_sweeps.csv"))
     ap.add_argument("--model", default=os.path.join(ROOT, "results", "model_b200.csv"))
     a = ap.parse_args()
@@ -130,6 +242,10 @@ def main():
         L = step08_k(rows)
     elif a.table == "step09-big":
         L = step09_big(rows, a.model)
+    elif a.table == "nvfp4-levers":
+        L = nvfp4_levers(rows)
+    elif a.table == "nvfp4-lever-gains":
+        L = nvfp4_lever_gains(rows)
     else:
         L = step10_splits(rows)
     print("\n".join(L))

@@ -30,12 +30,14 @@
 //   C: step 10 stores a row per thread, 32 half-filled sectors per warp instruction, charged
 //   twice: 2.2 us per 128 x 128 tile. TMA stores write whole 128-byte rows: 0.55 us (the SM's
 //   store path, 32 B per cycle, H100-measured). The split tail (partial out, atom, partials in)
-//   halves with BLOCK_N = 64. Measured in the model (`./step11 --predict`, us; docs/11):
+//   halves with BLOCK_N = 64. Measured in the model (`./step11 --predict`, us; each lever alone
+//   is the knobs of CONSTRAINTS with the other two off; ranges and pairs: docs/11):
 //                                     128x7168x16384  128x4096x7168  128x7168x2048
 //     step 10                                  22.66          12.21           7.87
+//     none of the three (knobs)                22.81          12.21           8.10
 //     two k-tiles per copy                     18.45          11.38           6.85
-//     TMA-store C                              21.03          10.58           6.39
-//     BLOCK_N = 64                             32.89          10.73           6.60
+//     TMA-store C                              21.18          10.58           6.54
+//     BLOCK_N = 64                             33.01          10.84           6.71
 //     all three, BLOCK_N per shape             16.82 (128)     7.74 (64)      4.69 (64)
 //     published competition entry (B200)       18.3            8.29           6.54
 //
@@ -69,8 +71,13 @@
 //
 // CONSTRAINTS
 //   As step 10: any M, N >= 1, K a multiple of 64; the same workspace (partials of 128 x BLOCK_N).
-//   The TMA-store path needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP11_BLOCK_N=64|128 in the
-//   environment forces BLOCK_N, TCG_STEP11_SWAP_AB=0|1 swaps A and B (tests, lever measurements).
+//   The TMA-store path needs N % 8 == 0 and a 16-byte-aligned C. For tests and the lever table
+//   (docs/11), four environment knobs switch a lever off or force it:
+//     TCG_STEP11_BLOCK_N=64|128   forces BLOCK_N;
+//     TCG_STEP11_WIDE_COPIES=0|1  0: every k-tile of a stage with step 10's copies (a 2-D box per
+//                                 operand, one scale copy per k-tile; the plan costs them so);
+//     TCG_STEP11_TMA_C=0|1        0: C with step 10's direct stores;
+//     TCG_STEP11_SWAP_AB=0|1      1: A and B swapped, C^T computed and stored transposed.
 //
 // RUN
 //   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator)
@@ -164,8 +171,10 @@ __host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(t
 __host__ __device__ constexpr int stage_ns(int bn, int kts) {
   return 4 * kCopyNs + kts * (int(A_KTILE_BYTES) + bn * BLOCK_K / 2 + 2 * int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs;
 }
-__host__ __device__ constexpr int stream_ns(int bn, int kts) {
-  return kts / KT_PER_STAGE * stage_ns(bn, KT_PER_STAGE) + (kts % KT_PER_STAGE ? stage_ns(bn, kts % KT_PER_STAGE) : 0);
+// (TCG_STEP11_WIDE_COPIES=0: a copy per k-tile, every k-tile a stage of its own in this count.)
+__host__ __device__ constexpr int stream_ns(int bn, int kts, bool wide = true) {
+  const int per = wide ? KT_PER_STAGE : 1;
+  return kts / per * stage_ns(bn, per) + (kts % per ? stage_ns(bn, kts % per) : 0);
 }
 // S > 1: the reducer's partial out, the atom, S - 1 partials in (BLOCK_M x bn FP32 each).
 __host__ __device__ constexpr int tail_ns(int bn, int s) {
@@ -174,23 +183,23 @@ __host__ __device__ constexpr int tail_ns(int bn, int s) {
 __host__ __device__ constexpr int c_store_ns(int bn) { return BLOCK_M * bn * 2 / kStoreBytesPerNs; }
 // S: at most one wave (tiles x S <= SMs) and one k-tile per split; among those, the S with the
 // least streaming + reduction tail on the reducing SM; a tie keeps the smaller S.
-__host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms) {
+__host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms, bool wide = true) {
   const int most = sms / tiles < k_tiles ? sms / tiles : k_tiles;
   int best = 1;
   for (int s = 2; s <= most; ++s)
-    if (stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) <
-        stream_ns(bn, ceil_div(k_tiles, best)) + tail_ns(bn, best))
+    if (stream_ns(bn, ceil_div(k_tiles, s), wide) + tail_ns(bn, s) <
+        stream_ns(bn, ceil_div(k_tiles, best), wide) + tail_ns(bn, best))
       best = s;
   return best;
 }
 // The whole estimate of a BLOCK_N: waves x (streaming + tail + C).
-__host__ __device__ constexpr int plan_ns(int bn, int m, int n, int k_tiles, int sms) {
-  const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms);
-  return ceil_div(tiles * s, sms) * (stream_ns(bn, ceil_div(k_tiles, s)) + tail_ns(bn, s) + c_store_ns(bn));
+__host__ __device__ constexpr int plan_ns(int bn, int m, int n, int k_tiles, int sms, bool wide = true) {
+  const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms, wide);
+  return ceil_div(tiles * s, sms) * (stream_ns(bn, ceil_div(k_tiles, s), wide) + tail_ns(bn, s) + c_store_ns(bn));
 }
 // BLOCK_N = 64 when the estimate says so (ties keep 128).
-__host__ __device__ constexpr int block_n_for(int m, int n, int k_tiles, int sms) {
-  return plan_ns(64, m, n, k_tiles, sms) < plan_ns(128, m, n, k_tiles, sms) ? 64 : 128;
+__host__ __device__ constexpr int block_n_for(int m, int n, int k_tiles, int sms, bool wide = true) {
+  return plan_ns(64, m, n, k_tiles, sms, wide) < plan_ns(128, m, n, k_tiles, sms, wide) ? 64 : 128;
 }
 static_assert(stage_ns(128, 2) == 689 && stage_ns(128, 1) == 508 && stage_ns(64, 2) == 609, "the header's stages");
 static_assert(block_n_for(128, 7168, 64, 148) == 128 && splits_for(128, 56, 64, 148) == 2,
@@ -226,7 +235,7 @@ __device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int 
 template <int BN, bool kTrace>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
                                           const CUtensorMap& tmap_a3, const CUtensorMap& tmap_b3,
-                                          const CUtensorMap& tmap_c, bool tma_c, bool c_transposed,
+                                          const CUtensorMap& tmap_c, bool tma_c, bool c_transposed, bool wide_copies,
                                           const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k, int splits,
                                           uint32_t* counters, uint8_t* partials, const TraceBuf& trace_buf) {
   using L = Cfg<BN>;
@@ -273,7 +282,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
 
   const int num_ksteps = k / MMA_K;  // K % 64 == 0
   const int num_k_tiles = ceil_div(num_ksteps, KSTEPS);
-  const int full_k_tiles = num_ksteps / KSTEPS;  // the k-tiles the 3-D maps cover
+  // The k-tiles the 3-D maps cover, which one box per operand may load (none when the lever is
+  // off, TCG_STEP11_WIDE_COPIES=0: every k-tile then takes step 10's copies).
+  const int full_k_tiles = wide_copies ? num_ksteps / KSTEPS : 0;
   auto ksteps_of = [&](int kt) { const int left = num_ksteps - kt * KSTEPS; return left < KSTEPS ? left : KSTEPS; };
   // This split's k-tiles, as step 10: [kt_begin, kt_begin + my_k_tiles), in stages of up to 2.
   const int per_split = num_k_tiles / splits, extra = num_k_tiles % splits;
@@ -298,16 +309,19 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
         if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {  // one box per operand
           tma_load_3d(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s));
           tma_load_3d(b_tile(s), &tmap_b3, 0, n0, kt0, tma_full_bar(s));
-        } else {  // a partial or lone k-tile: step 10's boxes, one per k-tile
+        } else {  // a partial or lone k-tile (or the lever off): step 10's boxes, one per k-tile
           for (int j = 0; j < kts; ++j) {
             tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
             tma_load_2d(b_tile(s) + j * L::B_KTILE_BYTES, &tmap_b, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
           }
         }
-        bulk_load(sfa_tile(s), sfa + sf_atom_offset(sfa_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
-                  tma_full_bar(s));
-        bulk_load(sfb_tile(s), sfb + sf_atom_offset(sfb_row_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
-                  tma_full_bar(s));
+        // The scales: one copy per array for the stage (the lever off: one per k-tile, as step 10).
+        for (int j = 0; j < (wide_copies ? 1 : kts); ++j) {
+          const uint32_t kstep = uint32_t((kt0 + j) * KSTEPS), off = uint32_t(j * KSTEPS) * kSfAtomBytes;
+          const uint32_t bytes = wide_copies ? sf_bytes : uint32_t(ksteps_of(kt0 + j)) * kSfAtomBytes;
+          bulk_load(sfa_tile(s) + off, sfa + sf_atom_offset(sfa_row_block, kstep, uint32_t(k)), bytes, tma_full_bar(s));
+          bulk_load(sfb_tile(s) + off, sfb + sf_atom_offset(sfb_row_block, kstep, uint32_t(k)), bytes, tma_full_bar(s));
+        }
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }
       trace.begin_elected(Phase::kDrain);
@@ -464,11 +478,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
 #define TCG_STEP11_PARAMS                                                                                           \
   const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,                          \
       const __grid_constant__ CUtensorMap tmap_a3, const __grid_constant__ CUtensorMap tmap_b3,                    \
-      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, bool c_transposed, const uint8_t *sfa,                \
-      const uint8_t *sfb, __half *c,                                                                                \
-      int m, int n, int k, int splits, uint32_t *counters, uint8_t *partials, const __grid_constant__ TraceBuf trace_buf
-#define TCG_STEP11_ARGS \
-  tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, c_transposed, sfa, sfb, c, m, n, k, splits, counters, partials, trace_buf
+      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, bool c_transposed, bool wide_copies,                  \
+      const uint8_t *sfa, const uint8_t *sfb, __half *c, int m, int n, int k, int splits, uint32_t *counters,        \
+      uint8_t *partials, const __grid_constant__ TraceBuf trace_buf
+#define TCG_STEP11_ARGS                                                                                             \
+  tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c, c_transposed, wide_copies, sfa, sfb, c, m, n, k, splits, counters, \
+      partials, trace_buf
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n128(TCG_STEP11_PARAMS) {
   gemm_body<128, kTrace>(TCG_STEP11_ARGS);
@@ -531,33 +546,34 @@ static CUtensorMap make_c_store_map(__half* c, int m, int n) {
   return make_tensor_map(t);
 }
 
-// The plan: BLOCK_N (block_n_for) and S (splits_for). A launch with BLOCK_N forced to 64 or 128
-// (--block-n is not a harness flag: tests force it with the TCG_STEP11_BLOCK_N environment
-// variable, the same plan otherwise). TCG_STEP11_SWAP_AB=1 (tests, the lever measurement) swaps
-// A and B: the kernel computes C^T = B A^T, an N x M problem whose tiles are 128 rows of N by
-// BLOCK_N of M (the plan chooses as for any shape), and writes each tile back transposed.
+// The environment knobs of the header's CONSTRAINTS (tests and the lever table of docs/11, not
+// harness flags): unset keeps `dflt`, a value outside `a`/`b` is a usage error (exit code 2).
+static int env_knob(const char* name, int a, int b, int dflt) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return dflt;
+  if (std::to_string(a) == v || std::to_string(b) == v) return std::atoi(v);
+  throw UsageError(std::string(name) + " must be " + std::to_string(a) + " or " + std::to_string(b) + ", got '" +
+                   v + "'");
+}
+
+// The plan: BLOCK_N (block_n_for) and S (splits_for), costed with or without the wide copies;
+// each lever can be switched off or forced by its knob, the same plan otherwise.
+// TCG_STEP11_SWAP_AB=1 swaps A and B: the kernel computes C^T = B A^T, an N x M problem whose
+// tiles are 128 rows of N by BLOCK_N of M (the plan chooses as for any shape), and writes each
+// tile back transposed.
 struct SplitPlan {
   int block_n, tiles, k_tiles, splits;
-  bool swap_ab;
+  bool wide_copies, swap_ab;
 };
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
-  p.swap_ab = false;
-  if (const char* swap = std::getenv("TCG_STEP11_SWAP_AB")) {
-    const std::string v = swap;
-    if (v != "0" && v != "1") throw std::invalid_argument("TCG_STEP11_SWAP_AB must be 0 or 1, got '" + v + "'");
-    p.swap_ab = v == "1";
-  }
+  p.wide_copies = env_knob("TCG_STEP11_WIDE_COPIES", 0, 1, 1) == 1;
+  p.swap_ab = env_knob("TCG_STEP11_SWAP_AB", 0, 1, 0) == 1;
   if (p.swap_ab) std::swap(m, n);  // the kernel's M and N
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  p.block_n = block_n_for(m, n, p.k_tiles, sms);
-  if (const char* forced = std::getenv("TCG_STEP11_BLOCK_N")) {
-    const std::string v = forced;
-    if (v != "64" && v != "128") throw std::invalid_argument("TCG_STEP11_BLOCK_N must be 64 or 128, got '" + v + "'");
-    p.block_n = std::stoi(v);
-  }
+  p.block_n = env_knob("TCG_STEP11_BLOCK_N", 64, 128, block_n_for(m, n, p.k_tiles, sms, p.wide_copies));
   p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
-  p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms);
+  p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms, p.wide_copies);
   return p;
 }
 
@@ -595,7 +611,8 @@ void launch(const GemmArgs& g) {
   const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(mma_a, m, g.k, BLOCK_M);
   const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(mma_b, n, g.k, p.block_n);
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
-  const bool tma_c = !p.swap_ab && g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
+  const bool tma_c = !p.swap_ab && env_knob("TCG_STEP11_TMA_C", 0, 1, 1) == 1 && g.n % 8 == 0 &&
+                     reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const CUtensorMap tmap_c = tma_c ? make_c_store_map(f.c, g.m, g.n) : CUtensorMap{};
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
@@ -603,11 +620,11 @@ void launch(const GemmArgs& g) {
   if (p.block_n == 64) {
     d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
-                  p.swap_ab, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
+                  p.swap_ab, p.wide_copies, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
   } else {
     d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,
-                  p.swap_ab, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
+                  p.swap_ab, p.wide_copies, mma_sfa, mma_sfb, f.c, m, n, g.k, p.splits, counters, partials, g.trace);
   }
 }
 

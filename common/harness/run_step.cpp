@@ -127,6 +127,10 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
                    prog.c_str(), need_short(spec.arch).c_str(), found.c_str(),
                    static_cast<unsigned long long>(o.sim_seed));
     return run_in_emulator(spec, o, sim_launch);
+  } catch (const UsageError& e) {  // a step's own setting (step.h)
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: %s\n", prog.c_str(), e.what());
+    return 2;
   } catch (const tcsim::SimError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: the emulator stopped the kernel:\n%s\n", prog.c_str(), e.what());

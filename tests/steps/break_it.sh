@@ -527,7 +527,8 @@ ARGS=$S11_ARGS case_ s11-scales-of-one-k-tile $S11 wrong \
   '        for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);' '        ksteps = ksteps_of(kt0);  // step 10'"'"'s scale bytes: one k-tile'"'"'s'
 ARGS="--m 128 --n 256 --k 4096 --inputs integer --sim-sms 4" case_ s11-n64-lower-half-scales $S11 wrong \
   'const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;' 'const uint32_t sfb_half_cols = 0;  // "the atom starts at its tile"' \
-  'p.block_n = block_n_for(m, n, p.k_tiles, sms);' 'p.block_n = 64;'
+  'p.block_n = env_knob("TCG_STEP11_BLOCK_N", 64, 128, block_n_for(m, n, p.k_tiles, sms, p.wide_copies));' \
+  'p.block_n = 64;'
 ARGS=$S11_ARGS case_ s11-no-proxy-fence $S11 "diag:missing fence.proxy.async" \
   '        fence_proxy_async_shared_cta();  // this lane' '        // this lane'
 ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \

@@ -42,6 +42,7 @@ run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP
   local step=$1; shift
   local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
   env_shown+=${TCG_STEP11_SWAP_AB:+TCG_STEP11_SWAP_AB=$TCG_STEP11_SWAP_AB }
+  env_shown+=${TCG_STEP11_WIDE_COPIES:+TCG_STEP11_WIDE_COPIES=$TCG_STEP11_WIDE_COPIES }${TCG_STEP11_TMA_C:+TCG_STEP11_TMA_C=$TCG_STEP11_TMA_C }
   env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
   env_shown+=${TCG_STEP13_MULTICAST:+TCG_STEP13_MULTICAST=$TCG_STEP13_MULTICAST }${TCG_STEP13_SPLITS:+TCG_STEP13_SPLITS=$TCG_STEP13_SPLITS }
   env_shown+=${TCG_STEP13_BLOCK_N:+TCG_STEP13_BLOCK_N=$TCG_STEP13_BLOCK_N }
@@ -143,6 +144,24 @@ for step in "$@"; do
         passed=$((passed + 1)); echo "ok    TCG_STEP11_SWAP_AB=yes $step: exit 2, '$out'"
       else
         failed=$((failed + 1)); printf 'FAIL  TCG_STEP11_SWAP_AB=yes %s: exit %s (want 2, one line)\n%s\n' "$step" "$rc" "$out"
+      fi
+      # The lever knobs of docs/11's table: each lever off alone and all off, on whole and partial
+      # tiles, splits with a lone k-tile and the 1-step tail (per-k-tile scale copies of 1-4 atoms).
+      expected=$((expected + 7))
+      TCG_STEP11_WIDE_COPIES=0 run "$step" --m 128 --n 256 --k 1024 --inputs integer
+      TCG_STEP11_WIDE_COPIES=0 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8    # S = 3, tail
+      TCG_STEP11_WIDE_COPIES=0 run "$step" --m 50 --n 200 --k 4160 --inputs random --sim-sms 12 --sim-seed 3
+      TCG_STEP11_TMA_C=0 run "$step" --m 128 --n 256 --k 1024 --inputs integer
+      TCG_STEP11_TMA_C=0 run "$step" --m 130 --n 72 --k 1792 --inputs random --sim-seed 1
+      TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=0 TCG_STEP11_BLOCK_N=128 run "$step" --m 50 --n 200 --k 4160 --inputs integer --sim-sms 12
+      TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=0 TCG_STEP11_BLOCK_N=64 run "$step" --m 200 --n 200 --k 4160 --inputs random --sim-sms 40 --sim-seed 2
+      # A knob's bad value is a usage error: one line naming it, exit code 2.
+      expected=$((expected + 1))
+      err=$(TCG_STEP11_TMA_C=2 ./"$step" --sim --m 128 --n 256 --k 1024 2>&1 >/dev/null)
+      if [ $? = 2 ] && grep -qx "$step: error: TCG_STEP11_TMA_C must be 0 or 1, got '2'" <<<"$err"; then
+        passed=$((passed + 1)); echo "ok    TCG_STEP11_TMA_C=2 $step: exit code 2, one line"
+      else
+        failed=$((failed + 1)); printf 'FAIL  TCG_STEP11_TMA_C=2 %s: want exit code 2 and one error line\n%s\n' "$step" "$err"
       fi
     fi
     if [[ "$CLUSTER_REDUCE_STEPS" == *" $step "* ]]; then

@@ -566,7 +566,7 @@ static int forced(const char* name, std::initializer_list<int> allowed) {
   if (!v) return 0;
   for (int a : allowed)
     if (std::to_string(a) == v) return a;
-  throw std::invalid_argument(std::string(name) + " is '" + v + "', not one of the allowed values");
+  throw UsageError(std::string(name) + " is '" + v + "', not one of the allowed values");
 }
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;

@@ -630,7 +630,7 @@ static int forced(const char* name, std::initializer_list<int> allowed) {
   if (!v) return 0;
   for (int a : allowed)
     if (std::to_string(a) == v) return a;
-  throw std::invalid_argument(std::string(name) + " is '" + v + "', not one of the allowed values");
+  throw UsageError(std::string(name) + " is '" + v + "', not one of the allowed values");
 }
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
@@ -644,7 +644,7 @@ static SplitPlan plan_for(int m, int n, int k, int sms) {
   if (mc) p.mc = mc;
   if (bn && !mc && !valid_multicast(p.mc, ceil_div(n, p.block_n))) p.mc = 1;
   if (!valid_multicast(p.mc, ceil_div(n, p.block_n)))
-    throw std::invalid_argument("TCG_STEP13_MULTICAST=" + std::to_string(p.mc) + " needs the " +
+    throw UsageError("TCG_STEP13_MULTICAST=" + std::to_string(p.mc) + " needs the " +
                                 std::to_string(ceil_div(n, p.block_n)) + " tiles along N in groups of " +
                                 std::to_string(p.mc));
   p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);

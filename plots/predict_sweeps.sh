@@ -6,9 +6,10 @@
 #   big            steps 06, 08 and 09 at 8192^3                          (docs/08, docs/09)
 #   step10-splits  step 10 with its split count S forced (TCG_STEP10_SPLITS, steps/step10_*.cu)
 #                  at the shapes of its split table                       (docs/10_nvfp4_split_k.md)
-#   nvfp4-levers   steps 10-12 at the three competition shapes, step 11 with each lever switched
-#                  off or forced by its environment knobs (the table NVFP4_LEVERS below: one
-#                  line per config, any step, any VAR=VALUE)            (docs/11_nvfp4_wide_copies.md)
+#   nvfp4-levers   steps 10-13 at the three competition shapes, step 11 with each lever switched
+#                  off or forced by its environment knobs, step 13 with its multicast forced
+#                  (the table NVFP4_LEVERS below: one line per config, any step, any VAR=VALUE)
+#                                                   (docs/11_nvfp4_wide_copies.md, docs/13_nvfp4_multicast.md)
 # Each row: sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us
 # (splits empty: the step's own choice; config: the row's name in its sweep; env: the VAR=VALUE
 # assignments of the run, space-separated; time_low_us / time_high_us: the range line of
@@ -104,6 +105,10 @@ c+bn64       11 TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=1 TCG_STEP11_BLOCK_N=6
 all          11 TCG_STEP11_WIDE_COPIES=1 TCG_STEP11_TMA_C=1 TCG_STEP11_BLOCK_N=64
 step11       11
 step12       12
+step13-mc1   13 TCG_STEP13_MULTICAST=1
+mc2          13 TCG_STEP13_MULTICAST=2
+mc4          13 TCG_STEP13_MULTICAST=4
+step13       13
 '
 while read -r config step knobs; do
   [ -n "$config" ] || continue

@@ -131,6 +131,10 @@ LEVER_LABELS = {
     "all": "all three (BLOCK_N 64)",
     "step11": "**step 11** (its plan: BLOCK_N per shape)",
     "step12": "[step 12](12_nvfp4_cluster_reduce.md) (cluster reduction)",
+    "step13-mc1": "step 13, no multicast (MC = 1)",
+    "mc2": "A multicast to 2 tiles (MC = 2)",
+    "mc4": "A multicast to 4 tiles (MC = 4)",
+    "step13": "**[step 13](13_nvfp4_multicast.md)** (its plan: MC per shape)",
 }
 
 
@@ -141,8 +145,8 @@ def knobs(r):
     return "`%s`" % short if short else "—"
 
 
-def nvfp4_levers(rows):
-    sw = [r for r in rows if r["sweep"] == "nvfp4-levers"]
+def nvfp4_levers(rows, only=None):
+    sw = [r for r in rows if r["sweep"] == "nvfp4-levers" and (not only or r["config"] in only)]
     pub = read(os.path.join(ROOT, "results", "published_b200.csv"))
     shapes = [(p["m"], p["n"], p["k"]) for p in pub if p["step_name"] == "sol"]
 
@@ -173,7 +177,7 @@ def nvfp4_levers(rows):
         first = next(r for r in sw if r["config"] == c)
         L.append("| %s | %s: %s | %s |" % (LEVER_LABELS.get(c, "step %s" % first["step"]), first["step"], knobs(first),
                                            " | ".join(point_range(run_of(c, sh)) for sh in shapes)))
-    for c in ("step11", "step12"):
+    for c in ("step11", "step12", "step13"):
         runs = [run_of(c, sh) for sh in shapes]
         if not all(runs):
             continue
@@ -230,6 +234,7 @@ def main():
                                           "nvfp4-lever-gains"])
     ap.add_argument("--csv", default=os.path.join(ROOT, "results", "model_b200_sweeps.csv"))
     ap.add_argument("--model", default=os.path.join(ROOT, "results", "model_b200.csv"))
+    ap.add_argument("--configs", help="nvfp4-levers: only these configs, comma-separated (e.g. step12,mc2,step13)")
     a = ap.parse_args()
     if a.table == "nvfp4":
         print("\n".join(nvfp4(a.model)))
@@ -243,7 +248,7 @@ def main():
     elif a.table == "step09-big":
         L = step09_big(rows, a.model)
     elif a.table == "nvfp4-levers":
-        L = nvfp4_levers(rows)
+        L = nvfp4_levers(rows, a.configs.split(",") if a.configs else None)
     elif a.table == "nvfp4-lever-gains":
         L = nvfp4_lever_gains(rows)
     else:

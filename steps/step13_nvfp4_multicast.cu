@@ -209,12 +209,13 @@ __host__ __device__ constexpr int plan_ns(int bn, int mc, int m, int n, int k_ti
   const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms, mc);
   return ceil_div(tiles * s, resident_ctas(s * mc, sms)) * cost_ns(bn, k_tiles, s, mc);
 }
-// The cheapest (BLOCK_N, MC), as 2 x MC + (BLOCK_N == 64): ties keep the smaller MC, then 128.
-__host__ __device__ constexpr int block_n_mc_for(int m, int n, int k_tiles, int sms) {
+// The cheapest (BLOCK_N, MC), as 2 x MC + (BLOCK_N == 64): ties keep the smaller MC, then 128;
+// only_mc / only_bn (non-zero) restrict the choice; -1 if nothing is valid.
+__host__ __device__ constexpr int block_n_mc_for(int m, int n, int k_tiles, int sms, int only_mc = 0, int only_bn = 0) {
   int best = -1, best_ns = 0;
   for (int mc = 1; mc <= 4; mc *= 2)
     for (int bn = 128; bn >= 64; bn -= 64)
-      if (valid_multicast(mc, ceil_div(n, bn))) {
+      if (valid_multicast(mc, ceil_div(n, bn)) && (!only_mc || mc == only_mc) && (!only_bn || bn == only_bn)) {
         const int ns = plan_ns(bn, mc, m, n, k_tiles, sms);
         if (best < 0 || ns < best_ns) best = 2 * mc + (bn == 64), best_ns = ns;
       }
@@ -635,18 +636,15 @@ static int forced(const char* name, std::initializer_list<int> allowed) {
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  const int best = block_n_mc_for(m, n, p.k_tiles, sms);
-  p.block_n = best % 2 ? 64 : 128;
-  p.mc = best / 2;
   const int bn = forced("TCG_STEP13_BLOCK_N", {64, 128});
   const int mc = forced("TCG_STEP13_MULTICAST", {1, 2, 4});
-  if (bn) p.block_n = bn;
-  if (mc) p.mc = mc;
-  if (bn && !mc && !valid_multicast(p.mc, ceil_div(n, p.block_n))) p.mc = 1;
-  if (!valid_multicast(p.mc, ceil_div(n, p.block_n)))
-    throw UsageError("TCG_STEP13_MULTICAST=" + std::to_string(p.mc) + " needs the " +
-                                std::to_string(ceil_div(n, p.block_n)) + " tiles along N in groups of " +
-                                std::to_string(p.mc));
+  const int best = block_n_mc_for(m, n, p.k_tiles, sms, mc, bn);  // the rest of the plan for what is forced
+  if (best < 0)
+    throw UsageError("TCG_STEP13_MULTICAST=" + std::to_string(mc) + " needs the tiles along N (" +
+                     std::to_string(ceil_div(n, bn ? bn : 64)) + " of BLOCK_N " + std::to_string(bn ? bn : 64) +
+                     ") in groups of " + std::to_string(mc));
+  p.block_n = best % 2 ? 64 : 128;
+  p.mc = best / 2;
   p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
   p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms, p.mc);
   if (const int s = forced("TCG_STEP13_SPLITS", {1, 2, 4}))

@@ -577,7 +577,7 @@ ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" 
 # A slot freed by its own MMA alone lets a peer's multicast overwrite it while this CTA's MMAs
 # still read it; without the cluster barrier after the inits a peer's copy or commit reaches a
 # barrier whose init was not published to it; every CTA multicasting every stage delivers each
-# A twice (more bytes than expect_tx announced); without the producer's drain a peer's last
+# A twice (more bytes than expect_tx announced, or a phase completed early); without the producer's drain a peer's last
 # commit arrivals may land after this CTA has gone (teardown while a peer still signals it).
 S13=steps/step13_nvfp4_multicast.cu
 S13_ARGS="--m 128 --n 512 --k 4160 --inputs integer --sim-sms 8"
@@ -598,7 +598,7 @@ ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before i
   const uint32_t tmem_accum' '  __syncthreads();  // "each CTA initialised its own barriers"
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum'
-ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tx-count" "${S13_FORCE[@]}" \
+ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tcsim: " "${S13_FORCE[@]}" \
   'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
 ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" "${S13_FORCE[@]}" \
   '        mbarrier_wait_parity(mma_done_bar(s), empty_parity);

@@ -108,6 +108,7 @@ step12       12
 step13-mc1   13 TCG_STEP13_MULTICAST=1
 mc2          13 TCG_STEP13_MULTICAST=2
 mc4          13 TCG_STEP13_MULTICAST=4
+mc2-bn64-s2  13 TCG_STEP13_MULTICAST=2 TCG_STEP13_BLOCK_N=64 TCG_STEP13_SPLITS=2
 step13       13
 '
 while read -r config step knobs; do

@@ -134,6 +134,7 @@ LEVER_LABELS = {
     "step13-mc1": "step 13, no multicast (MC = 1)",
     "mc2": "A multicast to 2 tiles (MC = 2)",
     "mc4": "A multicast to 4 tiles (MC = 4)",
+    "mc2-bn64-s2": "MC = 2, BLOCK_N 64, S = 2 (128 CTAs in clusters of 4)",
     "step13": "**[step 13](13_nvfp4_multicast.md)** (its plan: MC per shape)",
 }
 

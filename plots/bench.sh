@@ -4,7 +4,7 @@
 # cuBLASLt (NVFP4 step) itself in the same run, so every row carries its own reference.
 #
 #   BF16 steps (00-06): M = N = K = 4096, inputs random and integer
-#   NVFP4 steps (07, 10-12): the competition shapes listed in results/published_b200.csv
+#   NVFP4 steps (07, 10-13): the competition shapes listed in results/published_b200.csv
 #                       (128x7168x16384, 128x4096x7168, 128x7168x2048), inputs random
 #
 # Every run passes --gpu: a binary that cannot run on this GPU exits 3 (instead of falling back
@@ -101,7 +101,7 @@ if [ -z "$steps" ]; then
 fi
 [ -n "${steps// /}" ] || { echo "$me: no step binaries in $bdir (run make all)" >&2; exit 2; }
 
-# Steps 07 and 10-12's shapes: the NVFP4 competition shapes of results/published_b200.csv.
+# Steps 07 and 10-13's shapes: the NVFP4 competition shapes of results/published_b200.csv.
 mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
   { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
 

@@ -209,7 +209,7 @@ def page(args, model, pub, params, params_note):
              "parameter was changed to bring a step closer." % rel(
                  os.path.join(ROOT, "docs", "timing_model.md"), out_dir))
     L.append("")
-    L.append("## NVFP4 steps 07 and 10-12, the competition shapes")
+    L.append("## NVFP4 steps 07 and 10-13, the competition shapes")
     L.append("")
     L.append("Speed of light (SOL): max(FP4 math time, DRAM time) at 1.5 GHz, as the task "
              "computes it ([gpumode-nvfp4](references.md#gpumode-nvfp4), `task.yml`); "
@@ -255,7 +255,7 @@ def page(args, model, pub, params, params_note):
     L.append("## Regenerating")
     L.append("")
     L.append("```")
-    L.append("make predict     # ./stepNN --predict for steps 01-12, rewrites "
+    L.append("make predict     # ./stepNN --predict for steps 01-13, rewrites "
              "results/model_b200.csv, then this page")
     L.append("make plots       # the charts (docs/img/progression.png, timelines)")
     L.append("make bench       # on a GPU: measured rows in results/<gpu>.csv")

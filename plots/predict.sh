@@ -10,7 +10,7 @@
 #      (a failed run leaves the old file as it was).
 #   2. ./step01 --model-params: the model's parameter table (Markdown), for the page.
 #   2b. plots/predict_sweeps.sh: the sweeps the step pages quote (step 08's K sweep, 8192^3 for
-#      steps 06/08/09, step 10's split counts, the NVFP4 levers of steps 10-12 with their ranges)
+#      steps 06/08/09, step 10's split counts, the NVFP4 levers of steps 10-13 with their ranges)
 #      -> results/model_b200_sweeps.csv
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.

@@ -18,7 +18,7 @@
 #
 # Usage: plots/predict_sweeps.sh [--bin-dir DIR] [--csv FILE] [--only SWEEP]
 #   --only SWEEP runs that sweep alone and replaces its rows in the CSV in place, keeping the
-#   other sweeps' rows (e.g. --only nvfp4-levers after a change to steps 10-12, without the
+#   other sweeps' rows (e.g. --only nvfp4-levers after a change to steps 10-13, without the
 #   8192^3 runs).
 set -u
 cd "$(dirname "$0")/.." || exit 2

@@ -15,7 +15,7 @@
 #   3. every step in the emulator at edge-case shapes, integer inputs bitwise, random inputs
 #      under three scheduler seeds
 #   4. the B200 timing model and traces through the binaries (tests/steps/run_predict.sh): `--predict`
-#      for steps 01-12 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
+#      for steps 01-13 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
 #      `--trace` file passes tests/checks/check_trace.py, an unwritable --trace path exits 2 with a
 #      one-line error
 #   5. the "Break it" experiments: each deliberate bug must be caught by the emulator; and

@@ -11,7 +11,8 @@
 //     complete_tx. Every CTA still expects the whole stage and loads its own B and SFB.
 //   * A slot is free only when all MC CTAs have read it: mma_done_bar counts MC arrivals, and
 //     each MMA warp commits with tcgen05.commit ... .multicast::cluster to the MC CTAs' barriers.
-//   * A cluster barrier after the barrier inits (the peers' copies and commits signal them).
+//   * A cluster barrier after the barrier inits (the peers' copies and commits signal them),
+//     relaxed, around the __syncthreads that publishes the TMEM address.
 //
 // WHY IT IS FASTER (model; per two-k-tile stage on one SM's TMA unit, 82 ns a copy + 204 B/ns)
 //   Step 12: 4 copies, 72 KiB (BLOCK_N 128) or 56 KiB (64): 688 or 608 ns.
@@ -310,14 +311,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   }
   // MC > 1: the peers' multicast copies and commits will signal this CTA's barriers, so every
   // CTA of the cluster waits until every CTA's inits are done: fence.mbarrier_init.release.cluster
-  // above, then this barrier's wait (PTX ISA §9.7.13.4); relaxed, as in step 12.
+  // above, then this barrier's wait (PTX ISA §9.7.13.4); relaxed, as in step 12. A relaxed
+  // cluster barrier orders no memory (§9.7.13.3), so the TMEM address tcgen05.alloc wrote to
+  // the slot still needs __syncthreads; between the arrive and the wait it costs nothing extra.
   tcgen05_fence_before_thread_sync();
-  if (mc > 1) {
-    cluster_arrive_relaxed();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
+  if (mc > 1) cluster_arrive_relaxed();
+  __syncthreads();
+  if (mc > 1) cluster_wait();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = *tmem_slot;
   trace.end(Phase::kSetup);

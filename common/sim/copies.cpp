@@ -230,9 +230,13 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
     const uint32_t d_bar = (bc.rank << kRankShift) | (bar & kOffsetMask);
     const Mbar& b = mbar_at_cluster(d_bar, "cp.async.bulk.tensor completion mbarrier");
     check_mbar_published(b, d_bar, /*async_proxy=*/true, /*remote=*/&bc != &self, what);
-    // No note_remote_access: the copy, not the issuing thread, reaches into the other CTA, and its
-    // exit is checked against the copy's landing (in flight, or landed in a phase none of its
-    // waits saw: launch.cpp). A CTA that waited for the copy may exit without a cluster barrier.
+    // The copy, not the issuing thread, reaches into the other CTA: a CTA whose own barrier
+    // receives the bytes is checked at exit against their landing (in flight, or landed in a
+    // phase none of its waits saw: launch.cpp), so once it has waited for the copy it may exit
+    // without a cluster barrier. Bytes that land in a CTA whose pair peer's barrier counts them
+    // (.cta_group::2) are not on any of its barriers: for that CTA the issue must be ordered
+    // before its exit, as for any other remote access.
+    if (&bc != d) note_remote_access(*d, what);
     Cta* dp = d;
     Cta* bp = &bc;
     AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by] { run_tma(*dp, m, d_dst, c, *bp, d_bar, by); },
@@ -298,6 +302,11 @@ void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t
                                           ", source " + hex(reinterpret_cast<uintptr_t>(src)));
   check_global_range(src, bytes, "cp.async.bulk.multicast source");
   const std::vector<Cta*> dests = mask_ctas(*self.cluster, cta_mask, what);
+  // The operands name offsets; a shared::cluster rank in them must still be a CTA of the cluster.
+  for (const uint32_t a : {dst, bar})
+    if ((a >> kRankShift) >= self.cluster->ctas.size())
+      fail_here("shared::cluster address outside the cluster",
+                std::string(what) + " operand " + hex(a) + " names CTA rank " + std::to_string(a >> kRankShift));
   const std::string by = "the multicast bulk copy issued by " + who(f) + " at " + loc(at);
   double t_done = 0;
   if (timed()) {

@@ -173,7 +173,7 @@ enum Bug : int {
   kCommitMaskOutside, kNoMbarrierAtOffset, kPeerExited, kExitWithTma, kArriveBeforePublish, kRelaxedArriveNoFence,
   kReleaseArrivePublishes, kTmaBarrierNotFenced, kWaitWithoutArrive, kDoubleArrive, kDsmemOutOfBounds, kDeadlock,
   kTmaBarrierInPeer, kMapaOutside, kClusterAddressOutside, kBulkMaskOutside, kBulkMaskEmpty, kBulkMisaligned,
-  kBulkNoMbarrierInPeer,
+  kBulkNoMbarrierInPeer, kBulkBarOutside,
 };
 constexpr uint32_t kMagic = 0x600DF1A6u;
 
@@ -220,6 +220,11 @@ __global__ void bug_kernel(const __grid_constant__ CUtensorMap map, int bug, con
       init_bar(true);
       tcg::bulk_load_multicast(base + (bug == kBulkMisaligned ? 8 : 0), src, 2048, bar,
                                bug == kBulkMaskOutside ? 0b101 : bug == kBulkMaskEmpty ? 0 : 0b1);
+      return;
+    case kBulkBarOutside:  // the barrier operand carries rank 3 of a cluster of 2
+      if (!t0) return;
+      init_bar(true);
+      tcg::bulk_load_multicast(base, src, 2048, bar | (3u << 24), 0b1);
       return;
     case kBulkNoMbarrierInPeer:  // only CTA 0 initialises the barrier the copy signals in both
       if (rank == 0) init_bar(true);
@@ -332,6 +337,7 @@ TEST_CASE("cluster: diagnostics name the rule and the CTA rank") {
       {kBulkMaskOutside, 2, {"multicast mask names a CTA outside the cluster", "rank 0", "cp.async.bulk.multicast"}},
       {kBulkMaskEmpty, 2, {"bad multicast mask", "cp.async.bulk.multicast with an empty CTA mask"}},
       {kBulkMisaligned, 2, {"misaligned bulk copy", "cp.async.bulk.multicast needs 16-byte aligned"}},
+      {kBulkBarOutside, 2, {"shared::cluster address outside the cluster", "cp.async.bulk.multicast", "names CTA rank 3"}},
       {kBulkNoMbarrierInPeer, 2, {"no mbarrier at that offset in the target CTA", "rank 1", "cp.async.bulk.multicast completion mbarrier"}},
   };
   for (const auto& c : cases)

@@ -588,16 +588,9 @@ ARGS=$S13_ARGS case_ s13-slot-freed-by-own-mma $S13 wrong "${S13_FORCE[@]}" \
   '        if (mc > 1) mma_commit_multicast(mma_done_bar(s), mc_mask);
         else mma_commit(mma_done_bar(s));' '        mma_commit(mma_done_bar(s));  // "my MMAs are done with the slot"'
 ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before its init was published" "${S13_FORCE[@]}" \
-  '  if (mc > 1) {
-    cluster_arrive_relaxed();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
-  tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_accum' '  __syncthreads();  // "each CTA initialised its own barriers"
-  tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_accum'
+  '  if (mc > 1) cluster_arrive_relaxed();
+  __syncthreads();
+  if (mc > 1) cluster_wait();' '  __syncthreads();  // "each CTA initialised its own barriers"'
 ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tcsim: " "${S13_FORCE[@]}" \
   'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
 ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" "${S13_FORCE[@]}" \

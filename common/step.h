@@ -109,8 +109,11 @@ struct StepSpec {
 
 // A bad value in a step's own setting (e.g. an environment knob such as TCG_STEP11_BLOCK_N):
 // thrown from the step's host code, reported by run_step as one line with exit code 2.
+// Its members are defined once, in the harness (run_step.cpp): the GPU and emulator builds of a
+// step may share no definition (tests/checks/check_symbols.sh).
 struct UsageError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
+  explicit UsageError(const std::string& what);
+  ~UsageError() override;
 };
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.

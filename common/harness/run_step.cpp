@@ -21,6 +21,9 @@
 
 namespace tcg {
 
+UsageError::UsageError(const std::string& what) : std::invalid_argument(what) {}
+UsageError::~UsageError() = default;
+
 int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc,
              char** argv, const GpuCode* gpu_code) {
   using namespace tcg::harness;

@@ -25,7 +25,7 @@
 //   is paid once. Measured in the model (`./step13 --predict`, us; the plan's choice in brackets):
 //                                     128x7168x16384    128x4096x7168    128x7168x2048
 //     step 12                                 15.37             6.94             4.69
-//     step 13 (BLOCK_N, MC, S)         15.08 (128, 2, 2)  6.94 (64, 1, 2)  4.30 (64, 4, 1)
+//     step 13 (BLOCK_N, MC, S)         15.10 (128, 2, 2)  6.94 (64, 1, 2)  4.41 (64, 4, 1)
 //     published competition entry (B200)       18.3             8.29             6.54
 //   The second shape keeps step 12's plan: clusters of 4 for its 128 CTAs would not all fit at
 //   once if a GPC has 14 SMs (below), and with BLOCK_N 128 the ring's latency eats the gain.

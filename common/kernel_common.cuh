@@ -12,6 +12,7 @@
 #endif
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,31 @@ __device__ __forceinline__ void store_c_chunk8(__nv_bfloat16* c, int m, int n, i
                               pack_bf16x2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
   } else {
     for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2bfloat16_rn(u32_as_float(r[i]));
+  }
+}
+
+// The same for FP16 C (the NVFP4 steps 07 and 10-13).
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &h, 4);
+  return u;
+}
+__device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int row, int col,
+                                                   const uint32_t* r TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tmem_regs_used(r, 8 * sizeof(uint32_t), "store_c_chunk8_f16 (the epilogue's conversion of 8 accumulators)",
+                          TCG_AT);
+#endif
+  if (row >= m || col >= n) return;
+  __half* out = c + size_t(row) * n + col;
+  if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {
+    store_16B(out, make_uint4(pack_half2(u32_as_float(r[0]), u32_as_float(r[1])),
+                              pack_half2(u32_as_float(r[2]), u32_as_float(r[3])),
+                              pack_half2(u32_as_float(r[4]), u32_as_float(r[5])),
+                              pack_half2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
+  } else {
+    for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2half_rn(u32_as_float(r[i]));
   }
 }
 
@@ -194,6 +220,21 @@ int max_active_clusters(void (*kernel)(Params...), const LaunchDims& d) {
   CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
   return clusters;
 #endif
+}
+
+// For a cluster launch meant as one wave: on a GPU, says once per kernel (stderr, `who: note: ...`,
+// then `hint`) when fewer clusters fit at once than the grid needs. d must be complete (its shared
+// memory decides how many CTAs an SM holds). The emulator has no answer and says nothing.
+template <class... Params>
+void note_if_clusters_do_not_fit(void (*kernel)(Params...), const LaunchDims& d, const char* who, const char* hint) {
+  static bool told = false;
+  const int csize = int(d.cluster.x * d.cluster.y * d.cluster.z), ctas = int(d.grid.x * d.grid.y * d.grid.z);
+  if (told || csize <= 1) return;
+  told = true;
+  const int fit = max_active_clusters(kernel, d);
+  if (fit >= 0 && fit * csize < ctas)
+    std::fprintf(stderr, "%s: note: only %d clusters of %d CTAs fit at once on this GPU, %d CTAs make %d waves (%s)\n",
+                 who, fit, csize, ctas, ceil_div(ctas, (fit > 0 ? fit : 1) * csize), hint);
 }
 
 }  // inline namespace TCG_ABI_NS

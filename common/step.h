@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "trace_buf.h"
@@ -115,6 +116,9 @@ struct UsageError : std::invalid_argument {
   explicit UsageError(const std::string& what);
   ~UsageError() override;
 };
+// A step's environment knob (tests, the lever tables): its value when it is one of `allowed`,
+// `unset` when the variable is not set; any other value is a UsageError naming the allowed ones.
+int env_knob(const char* name, std::initializer_list<int> allowed, int unset);
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.
 // Returns the process exit code: 0 ok, 1 verification or emulator failure, 2 usage error,

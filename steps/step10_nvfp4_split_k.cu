@@ -102,6 +102,7 @@
 #include <cstdlib>
 
 #include "../common/kernel_common.cuh"
+#include "../common/nvfp4_tensor_maps.cuh"
 #include "../common/nvfp4_layout.h"
 
 namespace TCG_BUILD_NS {
@@ -180,29 +181,6 @@ static_assert(splits_for(56, 64, 148) == 2 && splits_for(32, 28, 148) == 4 && sp
               "the competition shapes' splits, as the header explains them");
 static_assert(splits_for(16, 64, 148) == 5 && splits_for(56, 10, 148) == 1 && splits_for(56, 12, 148) == 2,
               "the other shapes of the header's table: the split counts measured best there");
-
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  uint32_t u;
-  memcpy(&u, &h, 4);
-  return u;
-}
-
-// Converts 8 FP32 values (raw bits) for C[row][col .. col+7] to FP16 and stores those inside the
-// m x n matrix, as step 07.
-__device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int row, int col,
-                                                   const uint32_t* r TCG_LOC) {
-  if (row >= m || col >= n) return;
-  __half* out = c + size_t(row) * n + col;
-  if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {
-    store_16B(out, make_uint4(pack_half2(u32_as_float(r[0]), u32_as_float(r[1])),
-                              pack_half2(u32_as_float(r[2]), u32_as_float(r[3])),
-                              pack_half2(u32_as_float(r[4]), u32_as_float(r[5])),
-                              pack_half2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
-  } else {
-    for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2half_rn(u32_as_float(r[i]));
-  }
-}
 
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
@@ -391,20 +369,6 @@ __global__ void __launch_bounds__(NUM_THREADS)
   tcgen05_fence_after_thread_sync();
   if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
   trace.end(Phase::kTeardown);
-}
-
-static CUtensorMap make_fp4_kmajor_sw128_map(const uint8_t* base, int rows, int k, int box_rows) {
-  TiledMap t;
-  t.rank = 2;
-  t.dtype = TmaDtype::kU8;
-  t.base = base;
-  t.dims[0] = uint64_t(k) / 2;
-  t.dims[1] = uint64_t(rows);
-  t.strides[0] = uint64_t(k) / 2;
-  t.box[0] = BLOCK_K / 2;
-  t.box[1] = uint32_t(box_rows);
-  t.swizzle = TmaSwizzle::k128B;
-  return make_tensor_map(t);
 }
 
 struct SplitPlan {

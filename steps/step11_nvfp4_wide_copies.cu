@@ -83,6 +83,7 @@
 //   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator)
 //   ./step11 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
 #include "../common/kernel_common.cuh"
+#include "../common/nvfp4_tensor_maps.cuh"
 #include "../common/nvfp4_layout.h"
 
 #include <cstdlib>
@@ -208,28 +209,6 @@ static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 14
               "competition shape 2: BLOCK_N = 64, S = 2");
 static_assert(block_n_for(128, 7168, 8, 148) == 64 && splits_for(64, 112, 8, 148) == 1,
               "competition shape 3: BLOCK_N = 64, S = 1");
-
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  uint32_t u;
-  memcpy(&u, &h, 4);
-  return u;
-}
-
-// Step 10's direct store of C[row][col .. col+7] (the path for N % 8 != 0).
-__device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int row, int col,
-                                                   const uint32_t* r TCG_LOC) {
-  if (row >= m || col >= n) return;
-  __half* out = c + size_t(row) * n + col;
-  if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {
-    store_16B(out, make_uint4(pack_half2(u32_as_float(r[0]), u32_as_float(r[1])),
-                              pack_half2(u32_as_float(r[2]), u32_as_float(r[3])),
-                              pack_half2(u32_as_float(r[4]), u32_as_float(r[5])),
-                              pack_half2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
-  } else {
-    for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2half_rn(u32_as_float(r[i]));
-  }
-}
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
 template <int BN, bool kTrace>
@@ -493,69 +472,6 @@ __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP11_PARAMS
   gemm_body<64, kTrace>(TCG_STEP11_ARGS);
 }
 
-// A (or B) as 2-D K-major bytes, step 10's box: 128 B of K x box_rows rows, 128B-swizzled.
-static CUtensorMap make_fp4_kmajor_sw128_map(const uint8_t* base, int rows, int k, int box_rows) {
-  TiledMap t;
-  t.rank = 2;
-  t.dtype = TmaDtype::kU8;
-  t.base = base;
-  t.dims[0] = uint64_t(k) / 2;
-  t.dims[1] = uint64_t(rows);
-  t.strides[0] = uint64_t(k) / 2;
-  t.box[0] = BLOCK_K / 2;
-  t.box[1] = uint32_t(box_rows);
-  t.swizzle = TmaSwizzle::k128B;
-  return make_tensor_map(t);
-}
-
-// The same bytes as (128 B within a k-tile) x rows x (whole k-tile): the third dimension steps
-// 128 bytes along K, so a box of KT_PER_STAGE k-tiles lands as that many 2-D boxes one after the
-// other. Only whole k-tiles are in it (the tail k-tile would reach past the row). Null (unused)
-// when K has no whole k-tile.
-static CUtensorMap make_fp4_kmajor_sw128_map_3d(const uint8_t* base, int rows, int k, int box_rows) {
-  const int whole = k / BLOCK_K;
-  if (whole == 0) return CUtensorMap{};
-  TiledMap t;
-  t.rank = 3;
-  t.dtype = TmaDtype::kU8;
-  t.base = base;
-  t.dims[0] = BLOCK_K / 2;
-  t.dims[1] = uint64_t(rows);
-  t.dims[2] = uint64_t(whole);
-  t.strides[0] = uint64_t(k) / 2;  // next row
-  t.strides[1] = BLOCK_K / 2;      // next k-tile
-  t.box[0] = BLOCK_K / 2;
-  t.box[1] = uint32_t(box_rows);
-  t.box[2] = KT_PER_STAGE;
-  t.swizzle = TmaSwizzle::k128B;
-  return make_tensor_map(t);
-}
-
-// C as the TMA store sees it: row-major M x N FP16, one box = one 32 x 64 staging buffer.
-static CUtensorMap make_c_store_map(__half* c, int m, int n) {
-  TiledMap t;
-  t.rank = 2;
-  t.dtype = TmaDtype::kF16;
-  t.base = c;
-  t.dims[0] = uint64_t(n);
-  t.dims[1] = uint64_t(m);
-  t.strides[0] = uint64_t(n) * 2;  // a multiple of 16 bytes: N % 8 == 0
-  t.box[0] = SUB_N;
-  t.box[1] = SUB_M;
-  t.swizzle = TmaSwizzle::k128B;
-  return make_tensor_map(t);
-}
-
-// The environment knobs of the header's CONSTRAINTS (tests and the lever table of docs/11, not
-// harness flags): unset keeps `dflt`, a value outside `a`/`b` is a usage error (exit code 2).
-static int env_knob(const char* name, int a, int b, int dflt) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return dflt;
-  if (std::to_string(a) == v || std::to_string(b) == v) return std::atoi(v);
-  throw UsageError(std::string(name) + " must be " + std::to_string(a) + " or " + std::to_string(b) + ", got '" +
-                   v + "'");
-}
-
 // The plan: BLOCK_N (block_n_for) and S (splits_for), costed with or without the wide copies;
 // each lever can be switched off or forced by its knob, the same plan otherwise.
 // TCG_STEP11_SWAP_AB=1 swaps A and B: the kernel computes C^T = B A^T, an N x M problem whose
@@ -567,11 +483,11 @@ struct SplitPlan {
 };
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
-  p.wide_copies = env_knob("TCG_STEP11_WIDE_COPIES", 0, 1, 1) == 1;
-  p.swap_ab = env_knob("TCG_STEP11_SWAP_AB", 0, 1, 0) == 1;
+  p.wide_copies = env_knob("TCG_STEP11_WIDE_COPIES", {0, 1}, 1) == 1;
+  p.swap_ab = env_knob("TCG_STEP11_SWAP_AB", {0, 1}, 0) == 1;
   if (p.swap_ab) std::swap(m, n);  // the kernel's M and N
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  p.block_n = env_knob("TCG_STEP11_BLOCK_N", 64, 128, block_n_for(m, n, p.k_tiles, sms, p.wide_copies));
+  p.block_n = env_knob("TCG_STEP11_BLOCK_N", {64, 128}, block_n_for(m, n, p.k_tiles, sms, p.wide_copies));
   p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
   p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms, p.wide_copies);
   return p;
@@ -608,12 +524,12 @@ void launch(const GemmArgs& g) {
   if (p.swap_ab) std::swap(mma_a, mma_b), std::swap(mma_sfa, mma_sfb), std::swap(m, n);
   const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(mma_a, m, g.k, BLOCK_M);
   const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(mma_b, n, g.k, p.block_n);
-  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(mma_a, m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(mma_b, n, g.k, p.block_n);
+  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(mma_a, m, g.k, BLOCK_M, KT_PER_STAGE);
+  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(mma_b, n, g.k, p.block_n, KT_PER_STAGE);
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
-  const bool tma_c = !p.swap_ab && env_knob("TCG_STEP11_TMA_C", 0, 1, 1) == 1 && g.n % 8 == 0 &&
+  const bool tma_c = !p.swap_ab && env_knob("TCG_STEP11_TMA_C", {0, 1}, 1) == 1 && g.n % 8 == 0 &&
                      reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
-  const CUtensorMap tmap_c = tma_c ? make_c_store_map(f.c, g.m, g.n) : CUtensorMap{};
+  const CUtensorMap tmap_c = tma_c ? make_f16_c_store_map(f.c, g.m, g.n, SUB_N, SUB_M) : CUtensorMap{};
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
   d.block = dim3(NUM_THREADS);

@@ -51,10 +51,8 @@
 //   make step12 && ./step12            (B200: real kernel; elsewhere: the emulator)
 //   ./step12 --predict --m 128 --n 4096 --k 7168      (the B200 timing model)
 #include "../common/kernel_common.cuh"
+#include "../common/nvfp4_tensor_maps.cuh"
 #include "../common/nvfp4_layout.h"
-
-#include <cstdlib>
-#include <initializer_list>
 
 namespace TCG_BUILD_NS {
 
@@ -193,28 +191,6 @@ static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 14
               "competition shape 2: BLOCK_N = 64, S = 2");
 static_assert(block_n_for(128, 7168, 8, 148) == 64 && splits_for(64, 112, 8, 148) == 1,
               "competition shape 3: BLOCK_N = 64, S = 1 (step 11's plan: 8 k-tiles do not pay for the exchange)");
-
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  uint32_t u;
-  memcpy(&u, &h, 4);
-  return u;
-}
-
-// Step 10's direct store of C[row][col .. col+7] (the path for N % 8 != 0).
-__device__ __forceinline__ void store_c_chunk8_f16(__half* c, int m, int n, int row, int col,
-                                                   const uint32_t* r TCG_LOC) {
-  if (row >= m || col >= n) return;
-  __half* out = c + size_t(row) * n + col;
-  if (n % 8 == 0 && reinterpret_cast<uintptr_t>(c) % 16 == 0 && col + 8 <= n) {
-    store_16B(out, make_uint4(pack_half2(u32_as_float(r[0]), u32_as_float(r[1])),
-                              pack_half2(u32_as_float(r[2]), u32_as_float(r[3])),
-                              pack_half2(u32_as_float(r[4]), u32_as_float(r[5])),
-                              pack_half2(u32_as_float(r[6]), u32_as_float(r[7]))) TCG_PASS);
-  } else {
-    for (int i = 0; i < 8 && col + i < n; ++i) out[i] = __float2half_rn(u32_as_float(r[i]));
-  }
-}
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
 template <int BN, bool kTrace>
@@ -503,79 +479,19 @@ __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP12_PARAMS
   gemm_body<64, kTrace>(TCG_STEP12_ARGS);
 }
 
-// A (or B) as 2-D K-major bytes, step 10's box: 128 B of K x box_rows rows, 128B-swizzled.
-static CUtensorMap make_fp4_kmajor_sw128_map(const uint8_t* base, int rows, int k, int box_rows) {
-  TiledMap t;
-  t.rank = 2;
-  t.dtype = TmaDtype::kU8;
-  t.base = base;
-  t.dims[0] = uint64_t(k) / 2;
-  t.dims[1] = uint64_t(rows);
-  t.strides[0] = uint64_t(k) / 2;
-  t.box[0] = BLOCK_K / 2;
-  t.box[1] = uint32_t(box_rows);
-  t.swizzle = TmaSwizzle::k128B;
-  return make_tensor_map(t);
-}
-
-// The same bytes as (128 B within a k-tile) x rows x (whole k-tile): the third dimension steps
-// 128 bytes along K, so a box of KT_PER_STAGE k-tiles lands as that many 2-D boxes one after the
-// other. Only whole k-tiles are in it (the tail k-tile would reach past the row). Null (unused)
-// when K has no whole k-tile.
-static CUtensorMap make_fp4_kmajor_sw128_map_3d(const uint8_t* base, int rows, int k, int box_rows) {
-  const int whole = k / BLOCK_K;
-  if (whole == 0) return CUtensorMap{};
-  TiledMap t;
-  t.rank = 3;
-  t.dtype = TmaDtype::kU8;
-  t.base = base;
-  t.dims[0] = BLOCK_K / 2;
-  t.dims[1] = uint64_t(rows);
-  t.dims[2] = uint64_t(whole);
-  t.strides[0] = uint64_t(k) / 2;  // next row
-  t.strides[1] = BLOCK_K / 2;      // next k-tile
-  t.box[0] = BLOCK_K / 2;
-  t.box[1] = uint32_t(box_rows);
-  t.box[2] = KT_PER_STAGE;
-  t.swizzle = TmaSwizzle::k128B;
-  return make_tensor_map(t);
-}
-
-// C as the TMA store sees it: row-major M x N FP16, one box = one 32 x 64 staging buffer.
-static CUtensorMap make_c_store_map(__half* c, int m, int n) {
-  TiledMap t;
-  t.rank = 2;
-  t.dtype = TmaDtype::kF16;
-  t.base = c;
-  t.dims[0] = uint64_t(n);
-  t.dims[1] = uint64_t(m);
-  t.strides[0] = uint64_t(n) * 2;  // a multiple of 16 bytes: N % 8 == 0
-  t.box[0] = SUB_N;
-  t.box[1] = SUB_M;
-  t.swizzle = TmaSwizzle::k128B;
-  return make_tensor_map(t);
-}
-
 // The plan: BLOCK_N (block_n_for) and S (splits_for); TCG_STEP12_BLOCK_N / TCG_STEP12_SPLITS in
 // the environment force them (tests), S still at most one wave and one k-tile per split.
 struct SplitPlan {
   int block_n, tiles, k_tiles, splits;
 };
-static int forced(const char* name, std::initializer_list<int> allowed) {
-  const char* v = std::getenv(name);
-  if (!v) return 0;
-  for (int a : allowed)
-    if (std::to_string(a) == v) return a;
-  throw UsageError(std::string(name) + " is '" + v + "', not one of the allowed values");
-}
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   SplitPlan p;
   p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
   p.block_n = block_n_for(m, n, p.k_tiles, sms);
-  if (const int bn = forced("TCG_STEP12_BLOCK_N", {64, 128})) p.block_n = bn;
+  if (const int bn = env_knob("TCG_STEP12_BLOCK_N", {64, 128}, 0)) p.block_n = bn;
   p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
   p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms);
-  if (const int s = forced("TCG_STEP12_SPLITS", {1, 2, 4}))
+  if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))
     if (p.tiles * s <= sms && s <= p.k_tiles) p.splits = s;
   return p;
 }
@@ -589,11 +505,11 @@ void launch(const GemmArgs& g) {
   const SplitPlan p = plan_for(g.m, g.n, g.k, num_sms());
   const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
   const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
-  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n);
+  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M, KT_PER_STAGE);
+  const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n, KT_PER_STAGE);
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
-  const CUtensorMap tmap_c = tma_c ? make_c_store_map(f.c, g.m, g.n) : CUtensorMap{};
+  const CUtensorMap tmap_c = tma_c ? make_f16_c_store_map(f.c, g.m, g.n, SUB_N, SUB_M) : CUtensorMap{};
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
   d.block = dim3(NUM_THREADS);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <new>
@@ -23,6 +24,19 @@ namespace tcg {
 
 UsageError::UsageError(const std::string& what) : std::invalid_argument(what) {}
 UsageError::~UsageError() = default;
+
+int env_knob(const char* name, std::initializer_list<int> allowed, int unset) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return unset;
+  std::string list;
+  size_t i = 0;
+  for (int a : allowed) {
+    if (std::to_string(a) == v) return a;
+    list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + std::to_string(a);
+    ++i;
+  }
+  throw UsageError(std::string(name) + " must be " + list + ", got '" + v + "'");
+}
 
 int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc,
              char** argv, const GpuCode* gpu_code) {

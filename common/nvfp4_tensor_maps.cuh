@@ -1,0 +1,68 @@
+// nvfp4_tensor_maps.cuh — the tensor maps of the NVFP4 split-K steps (10-13), made once here:
+//  * an FP4 operand (A or B), K-major: rows of K/2 bytes, read in boxes of one 128-byte swizzle
+//    row of K (256 FP4 values: one k-tile) x box_rows rows, 128B-swizzled; 2-D (one k-tile a box)
+//    or 3-D (k_tiles_per_box k-tiles a box, landing as that many 2-D boxes one after the other);
+//  * C as the TMA store sees it: row-major M x N FP16, one box = one box_rows x box_cols staging
+//    buffer, 128B-swizzled.
+// Host code of either build, per build like make_tensor_map (kernel_common.cuh).
+#pragma once
+#include "kernel_common.cuh"
+
+namespace tcg {
+inline namespace TCG_ABI_NS {
+
+constexpr uint32_t kFp4KTileBytes = 128;  // one 128B swizzle row: 256 FP4 values of K, a k-tile
+
+inline CUtensorMap make_fp4_kmajor_sw128_map(const uint8_t* base, int rows, int k, int box_rows) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kU8;
+  t.base = base;
+  t.dims[0] = uint64_t(k) / 2;
+  t.dims[1] = uint64_t(rows);
+  t.strides[0] = uint64_t(k) / 2;
+  t.box[0] = kFp4KTileBytes;
+  t.box[1] = uint32_t(box_rows);
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+// The same bytes as (128 B within a k-tile) x rows x (whole k-tile): the third dimension steps
+// 128 bytes along K. Only whole k-tiles are in it (the tail k-tile would reach past the row).
+// Null (unused) when K has no whole k-tile.
+inline CUtensorMap make_fp4_kmajor_sw128_map_3d(const uint8_t* base, int rows, int k, int box_rows,
+                                                int k_tiles_per_box) {
+  const int whole = k / 2 / int(kFp4KTileBytes);
+  if (whole == 0) return CUtensorMap{};
+  TiledMap t;
+  t.rank = 3;
+  t.dtype = TmaDtype::kU8;
+  t.base = base;
+  t.dims[0] = kFp4KTileBytes;
+  t.dims[1] = uint64_t(rows);
+  t.dims[2] = uint64_t(whole);
+  t.strides[0] = uint64_t(k) / 2;  // next row
+  t.strides[1] = kFp4KTileBytes;   // next k-tile
+  t.box[0] = kFp4KTileBytes;
+  t.box[1] = uint32_t(box_rows);
+  t.box[2] = uint32_t(k_tiles_per_box);
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+inline CUtensorMap make_f16_c_store_map(__half* c, int m, int n, int box_cols, int box_rows) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kF16;
+  t.base = c;
+  t.dims[0] = uint64_t(n);
+  t.dims[1] = uint64_t(m);
+  t.strides[0] = uint64_t(n) * 2;  // a multiple of 16 bytes: N % 8 == 0
+  t.box[0] = uint32_t(box_cols);
+  t.box[1] = uint32_t(box_rows);
+  t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+}  // inline namespace TCG_ABI_NS
+}  // namespace tcg

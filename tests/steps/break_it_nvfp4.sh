@@ -1,0 +1,136 @@
+# break_it_nvfp4.sh — the "Break it" cases of the NVFP4 split-K steps 10-13 (docs/10-13),
+# sourced by tests/steps/break_it.sh, whose case_ function and options they use; not run alone.
+
+# step 10 (NVFP4 split-K). S10_ARGS: 2 tiles of 128 x 128 on 8 emulated SMs, 34 k-tiles (the
+# last of one k-step): S = 4 splits of 9, 9, 8, 8 k-tiles per tile, integer inputs; all 8 CTAs
+# are resident at once, so the scheduler seed decides which CTA of a tile arrives last. Each run
+# also launches a second time under another seed (common/harness/workspace.cpp).
+S10=steps/step10_nvfp4_split_k.cu
+S10_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
+ARGS=$S10_ARGS case_ s10-lost-partial $S10 wrong \
+  '      for (int col = 0; col < BLOCK_N; col += 16) {
+        uint32_t r[16];
+        tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
+        tmem_wait_ld(r);
+        for (int g = 0; g < 4; ++g)' '      for (int col = 0; col < BLOCK_N; col += 16) {
+        uint32_t r[16];
+        tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
+        tmem_wait_ld(r);
+        for (int g = 0; g < (col == 112 ? 3 : 4); ++g)  // the last 4 columns never reach the workspace'
+ARGS=$S10_ARGS case_ s10-counter-before-all-stores $S10 "diag:global load before the store is visible" \
+  '      tcgen05_fence_before_thread_sync();
+      named_barrier_sync(EPILOGUE_BAR, EPILOGUE_THREADS);
+      if (warp == 2 && lane == 0) {' '      tcgen05_fence_before_thread_sync();
+      if (warp == 2 && lane == 0) {  // counts before warps 3-5 have stored'
+ARGS=$S10_ARGS case_ s10-reduce-without-counter $S10 wrong \
+  '      if (*reducer_flag) {' '      if (split == splits - 1) {  // "the last split finishes last"'
+# Summing the partials in arrival order (the reducing CTA's own first, it is at hand): with integer
+# or random inputs every FP32 sum is exact and the order never shows; with --inputs wide (block
+# scales over 10 binades) the two launches of a run, whose last CTAs differ, give different bits.
+ARGS="--m 128 --n 256 --k 8512 --inputs wide --sim-sms 8" case_ s10-sums-in-arrival-order $S10 wrong \
+  '          for (int s = 0; s < splits; ++s) {
+            uint32_t v[16];' '          for (int i = 0; i < splits; ++i) {  // "its own partial first: it is already in TMEM"
+            const int s = i == 0 ? split : (i <= split ? i - 1 : i);
+            uint32_t v[16];' \
+  'acc[e] = s == 0 ? u32_as_float(v[e])' 'acc[e] = i == 0 ? u32_as_float(v[e])'
+ARGS=$S10_ARGS case_ s10-drops-tail-k-tile $S10 wrong \
+  'const int my_k_tiles = per_split + (split < extra ? 1 : 0);' 'const int my_k_tiles = per_split;'
+ARGS=$S10_ARGS case_ s10-counter-not-reset $S10 "diag:must leave its counters" \
+  '        if (last) st_relaxed_gpu(counters + tile, 0u);
+' ''
+# Without the barrier the lanes of a warp read the reducer flag at different times and disagree:
+# the first report is usually the divergent warp at the next .aligned barrier (issue 31), or the
+# load before the store is visible.
+ARGS=$S10_ARGS case_ s10-no-barrier-after-acquire $S10 wrong \
+  '      named_barrier_sync(EPILOGUE_BAR, EPILOGUE_THREADS);
+      tcgen05_fence_after_thread_sync();
+      // 3.' '      tcgen05_fence_after_thread_sync();  // warps 3-5 do not wait for the acquire
+      // 3.'
+
+# step 11 (NVFP4 split-K, 2 k-tiles per stage, TMA-store C). S11_ARGS: step 10's shape, where step
+# 11's rule takes S = 3 (12, 11, 11 k-tiles: the last split ends with a lone k-tile, the 1-step
+# tail k-tile). S11_ONE: the same on 2 SMs, S = 1: the tail k-tile is the second of a stage.
+S11=steps/step11_nvfp4_wide_copies.cu
+S11_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
+S11_ONE="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 2"
+ARGS=$S11_ONE case_ s11-3d-box-over-tail $S11 wrong \
+  'if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {' 'if (kts == KT_PER_STAGE) {  // "the box stops at K anyway"'
+ARGS=$S11_ARGS case_ s11-lone-k-tile-as-pair $S11 "diag:tx-count" \
+  'if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {' 'if (kt0 + KT_PER_STAGE <= full_k_tiles) {  // "a box of 2 is as cheap"'
+ARGS=$S11_ARGS case_ s11-scales-of-one-k-tile $S11 wrong \
+  '        for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);' '        ksteps = ksteps_of(kt0);  // step 10'"'"'s scale bytes: one k-tile'"'"'s'
+ARGS="--m 128 --n 256 --k 4096 --inputs integer --sim-sms 4" case_ s11-n64-lower-half-scales $S11 wrong \
+  'const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;' 'const uint32_t sfb_half_cols = 0;  // "the atom starts at its tile"' \
+  'p.block_n = env_knob("TCG_STEP11_BLOCK_N", {64, 128}, block_n_for(m, n, p.k_tiles, sms, p.wide_copies));' \
+  'p.block_n = 64;'
+ARGS=$S11_ARGS case_ s11-no-proxy-fence $S11 "diag:missing fence.proxy.async" \
+  '        fence_proxy_async_shared_cta();  // this lane' '        // this lane'
+ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \
+  '      if (tma_c && lane == STORE_LANE) bulk_wait_group_read<0>();
+' ''
+
+# step 12 (split-K reduced in a cluster through DSMEM). S12_ARGS: 2 tiles of 128 x 128, 34
+# k-tiles, clusters of S = 4 forced (each rank owns one quarter and receives three copies).
+# Reading before the peers' copies landed shows as copies still in flight at exit (the owner no
+# longer waits for them); without the first cluster barrier a peer's copy completes on a receive
+# barrier whose init was never published to it (that barrier is also what says "my ring is free").
+S12=steps/step12_nvfp4_cluster_reduce.cu
+S12_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
+ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asynchronous work in flight" \
+  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+  '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed' \
+  '        // "the cluster barrier already synchronised the CTAs"'
+ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its init was published" \
+  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+  '    cluster_arrive_relaxed();
+    cluster_wait();
+    tcgen05_fence_after_thread_sync();
+  }
+
+  if (warp >= 2) {' '    tcgen05_fence_after_thread_sync();  // "the receive barriers order the copies"
+  }
+
+  if (warp >= 2) {'
+ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its bulk copy may still read its shared memory" \
+  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+  '  if (splits > 1) {
+    cluster_arrive_relaxed();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }' '  __syncthreads();  // "each CTA waited for what it receives"'
+ARGS=$S12_ARGS case_ s12-slot-of-the-owner $S12 wrong \
+  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+  'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, owner + 1), uint32_t(owner))'
+ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" \
+  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+  '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
+
+# step 13 (A and SFA multicast along N). S13_ARGS: 4 tiles of 128 x 128, 17 k-tiles, MC = 2
+# and S = 2 forced: clusters of 4, stage i's A from the CTA with tile % 2 == i % 2.
+# A slot freed by its own MMA alone lets a peer's multicast overwrite it while this CTA's MMAs
+# still read it; without the cluster barrier after the inits a peer's copy or commit reaches a
+# barrier whose init was not published to it; every CTA multicasting every stage delivers each
+# A twice (more bytes than expect_tx announced, or a phase completed early); without the producer's drain a peer's last
+# commit arrivals may land after this CTA has gone (teardown while a peer still signals it).
+S13=steps/step13_nvfp4_multicast.cu
+S13_ARGS="--m 128 --n 512 --k 4160 --inputs integer --sim-sms 8"
+S13_FORCE=('const int mc = env_knob("TCG_STEP13_MULTICAST", {1, 2, 4}, 0);' 'const int mc = 2;'
+           'if (const int s = env_knob("TCG_STEP13_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 2)')
+ARGS=$S13_ARGS case_ s13-slot-freed-by-own-mma $S13 wrong "${S13_FORCE[@]}" \
+  'mbarrier_init(mma_done_bar(s), uint32_t(mc));' 'mbarrier_init(mma_done_bar(s), 1);' \
+  '        if (mc > 1) mma_commit_multicast(mma_done_bar(s), mc_mask);
+        else mma_commit(mma_done_bar(s));' '        mma_commit(mma_done_bar(s));  // "my MMAs are done with the slot"'
+ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before its init was published" "${S13_FORCE[@]}" \
+  '  if (mc > 1) cluster_arrive_relaxed();
+  __syncthreads();
+  if (mc > 1) cluster_wait();' '  __syncthreads();  // "each CTA initialised its own barriers"'
+ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tcsim: " "${S13_FORCE[@]}" \
+  'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
+ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" "${S13_FORCE[@]}" \
+  '        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.end_elected(Phase::kDrain);' '        (void)s;  // "my own MMAs are done: mainloop_done_bar said so"
+      }
+      trace.end_elected(Phase::kDrain);'

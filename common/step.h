@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
+#include <string>
 
 #include "trace_buf.h"
 
@@ -90,6 +91,22 @@ struct PersistentTile {
   int m = 0, n = 0, cluster = 1;
 };
 
+// A step's plan for an m x n x k problem on a GPU of `num_sms` SMs (the NVFP4 steps 10-13:
+// common/nvfp4_plan.h): the one line the report prints ("BLOCK_N 64, S 2, MC 4, clusters of 8,
+// 16 CTAs"), and what of the step's new code this plan does not run ("" if none). A knob the
+// problem or the GPU cannot honour throws UsageError; the harness asks before it prints anything.
+struct StepPlan {
+  std::string line, left_out;
+};
+using PlanFn = StepPlan (*)(int m, int n, int k, int num_sms);
+
+// The problem and emulated GPU a plain emulator run of a step uses when none of --m, --n, --k and
+// --sim-sms is given: one on which the step's plan runs what the step adds (a split, a cluster, a
+// multicast), where the usual 512^3 on 148 SMs would not. m = 0: the usual defaults.
+struct SimDefault {
+  int m = 0, n = 0, k = 0, sms = 0;
+};
+
 struct StepSpec {
   int number;           // 0, 1, 2, ...
   const char* name;     // short identifier, e.g. "basic_tcgen05" (CSV "step_name")
@@ -106,6 +123,11 @@ struct StepSpec {
   const char* (*epilogue)(int64_t m, int64_t n, int64_t k) = nullptr;
   bool repeat = false;  // launch twice and require bitwise the same C (as for a step with a workspace)
   PersistentTile persistent{};      // persistent steps only (above)
+  PlanFn plan = nullptr;            // null: the step has one plan, nothing to print
+  // --help's lines for the step's environment knobs (tests and the levers' tables), each with
+  // its values; null: none.
+  const char* knobs = nullptr;
+  SimDefault sim_default{};
 };
 
 // A bad value in a step's own setting (e.g. an environment knob such as TCG_STEP11_BLOCK_N):
@@ -119,6 +141,8 @@ struct UsageError : std::invalid_argument {
 // A step's environment knob (tests, the lever tables): its value when it is one of `allowed`,
 // `unset` when the variable is not set; any other value is a UsageError naming the allowed ones.
 int env_knob(const char* name, std::initializer_list<int> allowed, int unset);
+// The same for a knob that takes any integer from `lo` to `hi`.
+int env_knob_range(const char* name, int lo, int hi, int unset);
 
 // Parses the command line, runs the step on the GPU or in the emulator, verifies and reports.
 // Returns the process exit code: 0 ok, 1 verification or emulator failure, 2 usage error,

@@ -99,11 +99,10 @@
 //   make step10 && ./step10            (B200: real kernel; elsewhere: the emulator)
 //   ./step10 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
 //   TCG_STEP10_SPLITS=3 ./step10 --predict ...        (S forced: the sweep `make predict` writes)
-#include <cstdlib>
-
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"
 #include "../common/nvfp4_layout.h"
+#include "../common/nvfp4_plan.h"
 
 namespace TCG_BUILD_NS {
 
@@ -117,9 +116,6 @@ constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per stage
 constexpr int NUM_STAGES = 6;
 constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
 constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
-// The split rule's costs in tenths of a k-tile's streaming (510 ns in the model; SPLIT OR NOT):
-constexpr int kPartialTenths = 22;     // a 64 KiB partial through the SM's 32 B/cycle path: 1.10 us
-constexpr int kAtomTenths = 6;         // the counter's atom.acq_rel round trip: 600 cycles, 0.32 us
 constexpr uint32_t EPILOGUE_BAR = 1;   // named barrier of the 4 epilogue warps (0 is __syncthreads)
 constexpr uint32_t EPILOGUE_THREADS = 128;
 
@@ -165,22 +161,6 @@ __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32
   return 16u * (col_group * BLOCK_M + row);
 }
 __host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(tiles) * 4 + 255) / 256 * 256; }
-
-// S: at most one wave (tiles x S <= SMs) and one k-tile per split; among those, the S with the
-// least streaming + reduction tail on the reducing SM, ceil(k_tiles / S) k-tiles + (S > 1:
-// its partial out, the atom, S - 1 partials in); a tie keeps the smaller S.
-__host__ __device__ constexpr int tail_tenths(int s) { return s > 1 ? kAtomTenths + s * kPartialTenths : 0; }
-__host__ __device__ constexpr int splits_for(int tiles, int k_tiles, int sms) {
-  const int most = sms / tiles < k_tiles ? sms / tiles : k_tiles;
-  int best = 1;
-  for (int s = 2; s <= most; ++s)
-    if (10 * ceil_div(k_tiles, s) + tail_tenths(s) < 10 * ceil_div(k_tiles, best) + tail_tenths(best)) best = s;
-  return best;
-}
-static_assert(splits_for(56, 64, 148) == 2 && splits_for(32, 28, 148) == 4 && splits_for(56, 8, 148) == 1,
-              "the competition shapes' splits, as the header explains them");
-static_assert(splits_for(16, 64, 148) == 5 && splits_for(56, 10, 148) == 1 && splits_for(56, 12, 148) == 2,
-              "the other shapes of the header's table: the split counts measured best there");
 
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS)
@@ -371,26 +351,26 @@ __global__ void __launch_bounds__(NUM_THREADS)
   trace.end(Phase::kTeardown);
 }
 
-struct SplitPlan {
-  int tiles, k_tiles, splits;
-};
-static SplitPlan plan_for(int m, int n, int k, int sms) {
-  SplitPlan p;
-  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, BLOCK_N);
-  p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  p.splits = splits_for(p.tiles, p.k_tiles, sms);
-  // TCG_STEP10_SPLITS=S forces S (1 .. k-tiles, even past one wave): the split-count sweep of
-  // docs/10_nvfp4_split_k.md that `make predict` writes (plots/predict.sh). Not for normal runs.
-  if (const char* forced = std::getenv("TCG_STEP10_SPLITS")) {
-    const int s = std::atoi(forced);
-    if (s >= 1) p.splits = s < p.k_tiles ? s : p.k_tiles;
-  }
-  return p;
+// The plans this kernel runs; the planner (common/nvfp4_plan.cpp) picks the one the timing model's
+// costs say finishes first (SPLIT OR NOT): BLOCK_N 128, S from 1 to the k-tiles (at most one wave
+// unless forced), partials through the workspace, no clusters. TCG_STEP10_SPLITS=S forces S (even
+// past one wave): the split-count sweep of docs/10_nvfp4_split_k.md that `make predict` writes.
+static const nvfp4::PlanRules kPlanRules{"TCG_STEP10_", {BLOCK_N}, /*splits: any*/ {}, 0, {1}, /*k-tiles per stage=*/1,
+                                         NUM_STAGES, NUM_STAGES, nvfp4::Reduction::kWorkspace,
+                                         nvfp4::CStore::kRowPerThread, /*teaches_split=*/true, /*teaches_multicast=*/false};
+static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
+  nvfp4::Forced f;
+  f.splits = env_knob_range("TCG_STEP10_SPLITS", 1, 1024, 0);
+  return nvfp4::plan(kPlanRules, m, n, k, sms, f);
+}
+static StepPlan plan_line(int m, int n, int k, int sms) {
+  const nvfp4::Plan p = plan_for(m, n, k, sms);
+  return {p.line(), nvfp4::left_out(kPlanRules, p)};
 }
 
 // StepSpec::workspace: counters + partials when the launch splits K, nothing otherwise.
 static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
-  const SplitPlan p = plan_for(m, n, k, sms);
+  const nvfp4::Plan p = plan_for(m, n, k, sms);
   if (p.splits == 1) return {};
   StepWorkspace w;
   w.zeroed_bytes = counter_bytes(p.tiles);
@@ -399,12 +379,15 @@ static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
 }
 
 constexpr StepSpec spec{10, "nvfp4_split_k", "NVFP4 split-K, deterministic reduction, FP16 out", Arch::kSm100f,
-                        /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
+                        /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem, /*cluster_size=*/1,
+                        /*epilogue=*/nullptr, /*repeat=*/false, /*persistent=*/{}, &plan_line,
+                        "  TCG_STEP10_SPLITS=1..1024   forces S (at most one per k-tile; past one wave too)\n",
+                        /*sim_default=*/{128, 512, 4160, 8}};
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;
   const int sms = num_sms();
-  const SplitPlan p = plan_for(g.m, g.n, g.k, sms);
+  const nvfp4::Plan p = plan_for(g.m, g.n, g.k, sms);
   const StepWorkspace need = workspace_for_problem(g.m, g.n, g.k, sms);
   if (g.workspace_bytes < need.bytes || (need.bytes > 0 && g.workspace == nullptr))
     throw std::invalid_argument("step 10: " + std::to_string(p.splits) + " splits need a workspace of " +

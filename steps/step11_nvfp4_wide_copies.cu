@@ -85,6 +85,7 @@
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"
 #include "../common/nvfp4_layout.h"
+#include "../common/nvfp4_plan.h"
 
 #include <cstdlib>
 
@@ -106,11 +107,6 @@ constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one ep
 constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
 constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
 
-// The plan's costs in ns of the model (SPLIT OR NOT, BLOCK_N): copies, the tail, C.
-constexpr int kCopyNs = 82;              // 153 cycles at 1.86 GHz per copy on the SM's TMA unit
-constexpr int kTmaBytesPerNs = 204;      // 204 GB/s beyond the per-copy time
-constexpr int kStoreBytesPerNs = 60;     // the SM's store path: 32 B per cycle at 1.86 GHz (H100-measured)
-constexpr int kAtomNs = 320;             // the counter's atom.acq_rel round trip: 600 cycles (estimate)
 
 constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
 constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
@@ -166,49 +162,6 @@ __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32
   return 16u * (col_group * BLOCK_M + row);
 }
 __host__ __device__ constexpr size_t counter_bytes(int tiles) { return (size_t(tiles) * 4 + 255) / 256 * 256; }
-
-// The plan: BLOCK_N and S. Streaming n k-tiles on one SM's TMA unit: floor(n / 2) two-k-tile
-// stages, one single if n is odd; each stage 4 copies and its bytes.
-__host__ __device__ constexpr int stage_ns(int bn, int kts) {
-  return 4 * kCopyNs + kts * (int(A_KTILE_BYTES) + bn * BLOCK_K / 2 + 2 * int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs;
-}
-// (TCG_STEP11_WIDE_COPIES=0: a copy per k-tile, every k-tile a stage of its own in this count.)
-__host__ __device__ constexpr int stream_ns(int bn, int kts, bool wide = true) {
-  const int per = wide ? KT_PER_STAGE : 1;
-  return kts / per * stage_ns(bn, per) + (kts % per ? stage_ns(bn, kts % per) : 0);
-}
-// S > 1: the reducer's partial out, the atom, S - 1 partials in (BLOCK_M x bn FP32 each).
-__host__ __device__ constexpr int tail_ns(int bn, int s) {
-  return s > 1 ? kAtomNs + s * (BLOCK_M * bn * 4 / kStoreBytesPerNs) : 0;
-}
-__host__ __device__ constexpr int c_store_ns(int bn) { return BLOCK_M * bn * 2 / kStoreBytesPerNs; }
-// S: at most one wave (tiles x S <= SMs) and one k-tile per split; among those, the S with the
-// least streaming + reduction tail on the reducing SM; a tie keeps the smaller S.
-__host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms, bool wide = true) {
-  const int most = sms / tiles < k_tiles ? sms / tiles : k_tiles;
-  int best = 1;
-  for (int s = 2; s <= most; ++s)
-    if (stream_ns(bn, ceil_div(k_tiles, s), wide) + tail_ns(bn, s) <
-        stream_ns(bn, ceil_div(k_tiles, best), wide) + tail_ns(bn, best))
-      best = s;
-  return best;
-}
-// The whole estimate of a BLOCK_N: waves x (streaming + tail + C).
-__host__ __device__ constexpr int plan_ns(int bn, int m, int n, int k_tiles, int sms, bool wide = true) {
-  const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms, wide);
-  return ceil_div(tiles * s, sms) * (stream_ns(bn, ceil_div(k_tiles, s), wide) + tail_ns(bn, s) + c_store_ns(bn));
-}
-// BLOCK_N = 64 when the estimate says so (ties keep 128).
-__host__ __device__ constexpr int block_n_for(int m, int n, int k_tiles, int sms, bool wide = true) {
-  return plan_ns(64, m, n, k_tiles, sms, wide) < plan_ns(128, m, n, k_tiles, sms, wide) ? 64 : 128;
-}
-static_assert(stage_ns(128, 2) == 689 && stage_ns(128, 1) == 508 && stage_ns(64, 2) == 609, "the header's stages");
-static_assert(block_n_for(128, 7168, 64, 148) == 128 && splits_for(128, 56, 64, 148) == 2,
-              "competition shape 1: BLOCK_N = 128, S = 2, as the header explains");
-static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 148) == 2,
-              "competition shape 2: BLOCK_N = 64, S = 2");
-static_assert(block_n_for(128, 7168, 8, 148) == 64 && splits_for(64, 112, 8, 148) == 1,
-              "competition shape 3: BLOCK_N = 64, S = 1");
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
 template <int BN, bool kTrace>
@@ -472,25 +425,31 @@ __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP11_PARAMS
   gemm_body<64, kTrace>(TCG_STEP11_ARGS);
 }
 
-// The plan: BLOCK_N (block_n_for) and S (splits_for), costed with or without the wide copies;
-// each lever can be switched off or forced by its knob, the same plan otherwise.
-// TCG_STEP11_SWAP_AB=1 swaps A and B: the kernel computes C^T = B A^T, an N x M problem whose
-// tiles are 128 rows of N by BLOCK_N of M (the plan chooses as for any shape), and writes each
-// tile back transposed.
-struct SplitPlan {
-  int block_n, tiles, k_tiles, splits;
+// The plans this kernel runs; the planner (common/nvfp4_plan.cpp) picks the one the timing model's
+// costs say finishes first: BLOCK_N 64 or 128, S from 1 to the k-tiles (one wave), partials through
+// the workspace (step 10), no clusters; costed with or without the wide copies. Each lever can be
+// switched off or forced by its knob. TCG_STEP11_SWAP_AB=1 swaps A and B: the kernel computes
+// C^T = B A^T, an N x M problem whose tiles are 128 rows of N by BLOCK_N of M (planned as any
+// shape), and writes each tile back transposed.
+struct SplitPlan : nvfp4::Plan {
   bool wide_copies, swap_ab;
 };
+static nvfp4::PlanRules plan_rules(bool wide_copies) {
+  return {"TCG_STEP11_", {64, 128}, /*splits: any*/ {}, 0, {1}, wide_copies ? KT_PER_STAGE : 1, Cfg<128>::NUM_STAGES,
+          Cfg<64>::NUM_STAGES, nvfp4::Reduction::kWorkspace, nvfp4::CStore::kTma, false, false};
+}
 static SplitPlan plan_for(int m, int n, int k, int sms) {
-  SplitPlan p;
-  p.wide_copies = env_knob("TCG_STEP11_WIDE_COPIES", {0, 1}, 1) == 1;
-  p.swap_ab = env_knob("TCG_STEP11_SWAP_AB", {0, 1}, 0) == 1;
-  if (p.swap_ab) std::swap(m, n);  // the kernel's M and N
-  p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  p.block_n = env_knob("TCG_STEP11_BLOCK_N", {64, 128}, block_n_for(m, n, p.k_tiles, sms, p.wide_copies));
-  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
-  p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms, p.wide_copies);
+  const bool wide_copies = env_knob("TCG_STEP11_WIDE_COPIES", {0, 1}, 1) == 1;
+  const bool swap_ab = env_knob("TCG_STEP11_SWAP_AB", {0, 1}, 0) == 1;
+  if (swap_ab) std::swap(m, n);  // the kernel's M and N
+  nvfp4::Forced f;
+  f.block_n = env_knob("TCG_STEP11_BLOCK_N", {64, 128}, 0);
+  SplitPlan p{nvfp4::plan(plan_rules(wide_copies), m, n, k, sms, f), wide_copies, swap_ab};
   return p;
+}
+static StepPlan plan_line(int m, int n, int k, int sms) {
+  const SplitPlan p = plan_for(m, n, k, sms);
+  return {p.line() + (p.wide_copies ? "" : ", a copy per k-tile") + (p.swap_ab ? ", A and B swapped" : ""), ""};
 }
 
 // StepSpec::workspace: counters + partials when the launch splits K, nothing otherwise.
@@ -504,7 +463,13 @@ static StepWorkspace workspace_for_problem(int m, int n, int k, int sms) {
 }
 
 constexpr StepSpec spec{11, "nvfp4_wide_copies", "NVFP4 split-K, two k-tiles per copy, TMA-store C, BLOCK_N 64 or 128",
-                        Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem};
+                        Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem, /*cluster_size=*/1,
+                        /*epilogue=*/nullptr, /*repeat=*/false, /*persistent=*/{}, &plan_line,
+                        "  TCG_STEP11_BLOCK_N=64|128   forces BLOCK_N\n"
+                        "  TCG_STEP11_WIDE_COPIES=0|1  0: step 10's copies, one per operand and k-tile [1]\n"
+                        "  TCG_STEP11_TMA_C=0|1        0: C with step 10's direct stores [1]\n"
+                        "  TCG_STEP11_SWAP_AB=0|1      1: A and B swapped, C^T computed and stored transposed [0]\n",
+                        /*sim_default=*/{128, 256, 4160, 8}};
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;

@@ -53,6 +53,7 @@
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"
 #include "../common/nvfp4_layout.h"
+#include "../common/nvfp4_plan.h"
 
 namespace TCG_BUILD_NS {
 
@@ -69,16 +70,6 @@ constexpr int SUB_N = 64;              // C sub-tile: 64 FP16 columns = one 128-
 constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one epilogue warp
 constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
 constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
-
-// The plan's costs in ns of the model (SPLIT OR NOT, BLOCK_N): copies, the tail, C.
-constexpr int kCopyNs = 82;              // 153 cycles at 1.86 GHz per copy on the SM's TMA unit
-constexpr int kTmaBytesPerNs = 204;      // 204 GB/s beyond the per-copy time
-constexpr int kStoreBytesPerNs = 60;     // the SM's store path: 32 B per cycle at 1.86 GHz (H100-measured)
-// The exchange, as the H100 measured it (cluster microbenchmarks, 2026-11-26; the model in this
-// tree still has its earlier estimates, 32 B/cycle and 150 cycles, and a 20-cycle cluster barrier):
-constexpr int kDsmemBytesPerNs = 39;     // SM to SM: 41 GB/s a pair at 1.98 GHz = 21 B per cycle
-constexpr int kDsmemCopyNs = 43;         // a bulk copy's latency: 80 cycles
-constexpr int kRelaxedBarrierNs = 50;    // barrier.cluster.arrive.relaxed + wait: 49 ns (.release: 388)
 
 constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
 constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
@@ -142,55 +133,6 @@ __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32
 }
 // Which rank of the cluster sums quarter q: ranks own 4 / S consecutive quarters.
 __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4; }
-
-// The plan: BLOCK_N and S. Streaming n k-tiles on one SM's TMA unit: floor(n / 2) two-k-tile
-// stages, one single if n is odd; each stage 4 copies and its bytes (step 11).
-__host__ __device__ constexpr int stage_ns(int bn, int kts) {
-  return 4 * kCopyNs + kts * (int(A_KTILE_BYTES) + bn * BLOCK_K / 2 + 2 * int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs;
-}
-__host__ __device__ constexpr int stream_ns(int bn, int kts) {
-  return kts / KT_PER_STAGE * stage_ns(bn, KT_PER_STAGE) + (kts % KT_PER_STAGE ? stage_ns(bn, kts % KT_PER_STAGE) : 0);
-}
-// S > 1: two relaxed cluster barriers, and each CTA sends 4 - 4 / S quarters (one bulk copy
-// each) over the SM-to-SM path.
-__host__ __device__ constexpr int tail_ns(int bn, int s) {
-  return s > 1 ? 2 * kRelaxedBarrierNs + (4 - 4 / s) * (kDsmemCopyNs + 32 * bn * 4 / kDsmemBytesPerNs) : 0;
-}
-// Each CTA stores the C rows of its quarters.
-__host__ __device__ constexpr int c_store_ns(int bn, int s) { return BLOCK_M * bn * 2 / kStoreBytesPerNs / s; }
-__host__ __device__ constexpr bool valid_splits(int s) { return s == 1 || s == 2 || s == 4; }
-// The last stage's MMAs, after its copies land: 8 MMAs, each the larger of N / 2 cycles and its
-// operand bytes at 128 B per cycle (the model's tensor-core rate, published B200 figures).
-__host__ __device__ constexpr int drain_ns(int bn) {
-  return int(KSTEPS_PER_STAGE) * ((bn / 2 > (BLOCK_M + bn) * 32 / 128) ? bn / 2 : (BLOCK_M + bn) * 32 / 128) * 100 / 186;
-}
-__host__ __device__ constexpr int cost_ns(int bn, int k_tiles, int s) {
-  return stream_ns(bn, ceil_div(k_tiles, s)) + drain_ns(bn) + tail_ns(bn, s) + c_store_ns(bn, s);
-}
-// S in {1, 2}: one wave (tiles x S <= SMs) and one k-tile per split at least; the cheaper, a tie
-// keeps 1. The kernel also runs S = 4 (TCG_STEP12_SPLITS=4), but in the model it never won: its
-// shorter streaming pulls the whole problem from HBM at the rate HBM gives (128 x 4096 x 7168:
-// 17 MB in ~2.6 us), which this estimate does not see, and each SM sends 3 quarters (see docs/11).
-constexpr int kMaxSplits = 2;
-__host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms) {
-  int best = 1;
-  for (int s = 2; s <= kMaxSplits; s *= 2)
-    if (tiles * s <= sms && s <= k_tiles && cost_ns(bn, k_tiles, s) < cost_ns(bn, k_tiles, best)) best = s;
-  return best;
-}
-__host__ __device__ constexpr int plan_ns(int bn, int m, int n, int k_tiles, int sms) {
-  const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms);
-  return ceil_div(tiles * s, sms) * cost_ns(bn, k_tiles, s);
-}
-__host__ __device__ constexpr int block_n_for(int m, int n, int k_tiles, int sms) {
-  return plan_ns(64, m, n, k_tiles, sms) < plan_ns(128, m, n, k_tiles, sms) ? 64 : 128;
-}
-static_assert(block_n_for(128, 7168, 64, 148) == 128 && splits_for(128, 56, 64, 148) == 2,
-              "competition shape 1: BLOCK_N = 128, S = 2");
-static_assert(block_n_for(128, 4096, 28, 148) == 64 && splits_for(64, 64, 28, 148) == 2,
-              "competition shape 2: BLOCK_N = 64, S = 2");
-static_assert(block_n_for(128, 7168, 8, 148) == 64 && splits_for(64, 112, 8, 148) == 1,
-              "competition shape 3: BLOCK_N = 64, S = 1 (step 11's plan: 8 k-tiles do not pay for the exchange)");
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
 template <int BN, bool kTrace>
@@ -479,30 +421,34 @@ __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP12_PARAMS
   gemm_body<64, kTrace>(TCG_STEP12_ARGS);
 }
 
-// The plan: BLOCK_N (block_n_for) and S (splits_for); TCG_STEP12_BLOCK_N / TCG_STEP12_SPLITS in
-// the environment force them (tests), S still at most one wave and one k-tile per split.
-struct SplitPlan {
-  int block_n, tiles, k_tiles, splits;
-};
-static SplitPlan plan_for(int m, int n, int k, int sms) {
-  SplitPlan p;
-  p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  p.block_n = block_n_for(m, n, p.k_tiles, sms);
-  if (const int bn = env_knob("TCG_STEP12_BLOCK_N", {64, 128}, 0)) p.block_n = bn;
-  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
-  p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms);
-  if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))
-    if (p.tiles * s <= sms && s <= p.k_tiles) p.splits = s;
-  return p;
+// The plans this kernel runs; the planner (common/nvfp4_plan.cpp) picks the one the timing model's
+// costs say finishes first: BLOCK_N 64 or 128, S = 1, 2 or 4 CTAs of a cluster (it picks 1 or 2:
+// 4 never won in the model), no multicast. TCG_STEP12_BLOCK_N / TCG_STEP12_SPLITS force them.
+static const nvfp4::PlanRules kPlanRules{"TCG_STEP12_", {64, 128}, {1, 2, 4}, /*max_chosen_splits=*/2, {1},
+                                         KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
+                                         nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/true,
+                                         /*teaches_multicast=*/false};
+static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
+  nvfp4::Forced f;
+  f.block_n = env_knob("TCG_STEP12_BLOCK_N", {64, 128}, 0);
+  f.splits = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0);
+  return nvfp4::plan(kPlanRules, m, n, k, sms, f);
+}
+static StepPlan plan_line(int m, int n, int k, int sms) {
+  const nvfp4::Plan p = plan_for(m, n, k, sms);
+  return {p.line(), nvfp4::left_out(kPlanRules, p)};
 }
 
 constexpr StepSpec spec{12, "nvfp4_cluster_reduce", "NVFP4 split-K reduced in a cluster through DSMEM, TMA-store C",
                         Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, nullptr, /*cluster_size=*/1,
-                        /*epilogue=*/nullptr, /*repeat=*/true};
+                        /*epilogue=*/nullptr, /*repeat=*/true, /*persistent=*/{}, &plan_line,
+                        "  TCG_STEP12_BLOCK_N=64|128   forces BLOCK_N\n"
+                        "  TCG_STEP12_SPLITS=1|2|4     forces S, the CTAs of a cluster (at most one per k-tile)\n",
+                        /*sim_default=*/{128, 512, 4160, 8}};
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;
-  const SplitPlan p = plan_for(g.m, g.n, g.k, num_sms());
+  const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
   const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
   const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
   const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M, KT_PER_STAGE);

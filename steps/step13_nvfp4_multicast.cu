@@ -44,6 +44,7 @@
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"
 #include "../common/nvfp4_layout.h"
+#include "../common/nvfp4_plan.h"
 
 namespace TCG_BUILD_NS {
 
@@ -60,33 +61,6 @@ constexpr int SUB_N = 64;              // C sub-tile: 64 FP16 columns = one 128-
 constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one epilogue warp
 constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
 constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
-
-// The plan's costs in ns of the model (SPLIT OR NOT, BLOCK_N): copies, the tail, C.
-constexpr int kCopyNs = 82;              // 153 cycles at 1.86 GHz per copy on the SM's TMA unit
-constexpr int kTmaBytesPerNs = 204;      // 204 GB/s beyond the per-copy time
-constexpr int kStoreBytesPerNs = 60;     // the SM's store path: 32 B per cycle at 1.86 GHz (H100-measured)
-// The exchange, as the H100 measured it (cluster microbenchmarks, 2026-11-26; the model in this
-// tree still has its earlier estimates, 32 B/cycle and 150 cycles, and a 20-cycle cluster barrier):
-constexpr int kDsmemBytesPerNs = 39;     // SM to SM: 41 GB/s a pair at 1.98 GHz = 21 B per cycle
-constexpr int kDsmemCopyNs = 43;         // a bulk copy's latency: 80 cycles
-constexpr int kRelaxedBarrierNs = 50;    // barrier.cluster.arrive.relaxed + wait: 49 ns (.release: 388)
-// The multicast's price: a cluster barrier right after the barrier inits, before any peer may
-// signal them. On the H100 the first (releasing) one took 0.72-0.82 us where __syncthreads took
-// 0.21; less the release's membar (0.34 us: 388 vs 49 ns a barrier), a relaxed one ~0.25 us more.
-constexpr int kClusterSetupNs = 250;
-constexpr int kTmaLatencyNs = 714;       // a copy completes this long after the TMA unit takes it (632 ns + one box)
-constexpr int kMaxClusterCtas = 8;       // the portable cluster size (S x MC)
-// A cluster's CTAs run in one GPC, one CTA per SM here (the ring takes the shared memory), so
-// clusters of C CTAs fill a GPC only to a multiple of C. The B200 has 10 GPCs for its 148 SMs
-// (Lockwood, docs/references.md#lockwood-b200); how many SMs each has is not published. The plan
-// assumes 14 in each (an estimate, the worst whole share): 140, 120 or 80 CTAs in clusters of 2,
-// 4 or 8 at once. On a GPU, launch() asks the driver and says so if fewer fit.
-constexpr int kSmsPerGpc = 14;
-__host__ __device__ constexpr int resident_ctas(int cluster_ctas, int sms) {
-  return cluster_ctas == 1 ? sms
-                           : (sms / kSmsPerGpc > 1 ? sms / kSmsPerGpc : 1) *
-                                 ((sms < kSmsPerGpc ? sms : kSmsPerGpc) / cluster_ctas * cluster_ctas);
-}
 
 constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
 constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
@@ -150,81 +124,6 @@ __host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32
 }
 // Which rank of the cluster sums quarter q: ranks own 4 / S consecutive quarters.
 __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4; }
-
-// The plan: BLOCK_N, S and MC. Streaming n k-tiles on one SM's TMA unit: floor(n / 2) two-k-tile
-// stages, one single if n is odd; each stage B and SFB, and A and SFA for the whole cluster on one
-// stage in MC (the issuer pays once). The other MC - 1 stages' A and SFA still keep this SM's TMA
-// unit busy half their time as they land (H100: CTAs taking turns gained 0.66-0.84 of their own
-// loads, not 1 / MC): A + SFA cost (1 + (MC - 1) / 2) / MC of a stage's.
-__host__ __device__ constexpr int stage_ns(int bn, int kts, int mc) {
-  return 2 * kCopyNs + kts * (bn * BLOCK_K / 2 + int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs +
-         (mc + 1) * (2 * kCopyNs + kts * (int(A_KTILE_BYTES) + int(kSfAtomBytes) * KSTEPS) / kTmaBytesPerNs) / (2 * mc);
-}
-// The last stage's MMAs, after its copies land: 8 MMAs, each the larger of N / 2 cycles and its
-// operand bytes at 128 B per cycle (the model's tensor-core rate, published B200 figures).
-__host__ __device__ constexpr int drain_ns(int bn) {
-  return int(KSTEPS_PER_STAGE) * ((bn / 2 > (BLOCK_M + bn) * 32 / 128) ? bn / 2 : (BLOCK_M + bn) * 32 / 128) * 100 / 186;
-}
-// New with multicast: once the TMA unit has less to do, the ring's latency shows. A slot comes
-// back every TMA latency + its copies + its MMAs, so NUM_STAGES slots give a stage at most every
-// (that) / NUM_STAGES. With 3 stages of BLOCK_N 128 this, not the TMA unit, sets the pace.
-__host__ __device__ constexpr int period_ns(int bn, int mc) {
-  const int ring = (kTmaLatencyNs + stage_ns(bn, KT_PER_STAGE, mc) + drain_ns(bn)) / (bn == 64 ? Cfg<64>::NUM_STAGES : Cfg<128>::NUM_STAGES);
-  return ring > stage_ns(bn, KT_PER_STAGE, mc) ? ring : stage_ns(bn, KT_PER_STAGE, mc);
-}
-__host__ __device__ constexpr int stream_ns(int bn, int kts, int mc) {
-  return kts / KT_PER_STAGE * period_ns(bn, mc) + (kts % KT_PER_STAGE ? stage_ns(bn, kts % KT_PER_STAGE, mc) : 0);
-}
-// S > 1: two relaxed cluster barriers, and each CTA sends 4 - 4 / S quarters (one bulk copy
-// each) over the SM-to-SM path.
-__host__ __device__ constexpr int tail_ns(int bn, int s) {
-  return s > 1 ? 2 * kRelaxedBarrierNs + (4 - 4 / s) * (kDsmemCopyNs + 32 * bn * 4 / kDsmemBytesPerNs) : 0;
-}
-// Each CTA stores the C rows of its quarters.
-__host__ __device__ constexpr int c_store_ns(int bn, int s) { return BLOCK_M * bn * 2 / kStoreBytesPerNs / s; }
-__host__ __device__ constexpr bool valid_splits(int s) { return s == 1 || s == 2 || s == 4; }
-__host__ __device__ constexpr int cost_ns(int bn, int k_tiles, int s, int mc) {
-  return stream_ns(bn, ceil_div(k_tiles, s), mc) + drain_ns(bn) + tail_ns(bn, s) + c_store_ns(bn, s) +
-         (mc > 1 ? kClusterSetupNs : 0);
-}
-// S in {1, 2}: one wave (tiles x S CTAs resident at once in clusters of S x MC) and one k-tile per
-// split at least; the cheaper, a tie keeps 1. The kernel also runs S = 4 (TCG_STEP13_SPLITS=4),
-// but in the model it never won (step 12).
-constexpr int kMaxSplits = 2;
-__host__ __device__ constexpr bool fits(int tiles, int s, int mc, int sms) {
-  return s * mc <= kMaxClusterCtas && tiles * s <= resident_ctas(s * mc, sms);
-}
-__host__ __device__ constexpr int splits_for(int bn, int tiles, int k_tiles, int sms, int mc) {
-  int best = 1;
-  for (int s = 2; s <= kMaxSplits; s *= 2)
-    if (fits(tiles, s, mc, sms) && s <= k_tiles && cost_ns(bn, k_tiles, s, mc) < cost_ns(bn, k_tiles, best, mc))
-      best = s;
-  return best;
-}
-// MC CTAs of a cluster share A's rows, so they must be MC consecutive tiles of one row of tiles.
-__host__ __device__ constexpr bool valid_multicast(int mc, int tiles_n) { return (mc == 1 || mc == 2 || mc == 4) && tiles_n % mc == 0; }
-__host__ __device__ constexpr int plan_ns(int bn, int mc, int m, int n, int k_tiles, int sms) {
-  const int tiles = ceil_div(m, BLOCK_M) * ceil_div(n, bn), s = splits_for(bn, tiles, k_tiles, sms, mc);
-  return ceil_div(tiles * s, resident_ctas(s * mc, sms)) * cost_ns(bn, k_tiles, s, mc);
-}
-// The cheapest (BLOCK_N, MC), as 2 x MC + (BLOCK_N == 64): ties keep the smaller MC, then 128;
-// only_mc / only_bn (non-zero) restrict the choice; -1 if nothing is valid.
-__host__ __device__ constexpr int block_n_mc_for(int m, int n, int k_tiles, int sms, int only_mc = 0, int only_bn = 0) {
-  int best = -1, best_ns = 0;
-  for (int mc = 1; mc <= 4; mc *= 2)
-    for (int bn = 128; bn >= 64; bn -= 64)
-      if (valid_multicast(mc, ceil_div(n, bn)) && (!only_mc || mc == only_mc) && (!only_bn || bn == only_bn)) {
-        const int ns = plan_ns(bn, mc, m, n, k_tiles, sms);
-        if (best < 0 || ns < best_ns) best = 2 * mc + (bn == 64), best_ns = ns;
-      }
-  return best;
-}
-static_assert(block_n_mc_for(128, 7168, 64, 148) == 2 * 2 + 0 && splits_for(128, 56, 64, 148, 2) == 2,
-              "competition shape 1: BLOCK_N = 128, MC = 2, S = 2 (clusters of 4)");
-static_assert(block_n_mc_for(128, 4096, 28, 148) == 2 * 1 + 1 && splits_for(64, 64, 28, 148, 1) == 2,
-              "competition shape 2: BLOCK_N = 64, MC = 1, S = 2 (step 12's plan: clusters of 4 would not all fit)");
-static_assert(block_n_mc_for(128, 7168, 8, 148) == 2 * 4 + 1 && splits_for(64, 112, 8, 148, 4) == 1,
-              "competition shape 3: BLOCK_N = 64, MC = 4, S = 1 (clusters of 4)");
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
 template <int BN, bool kTrace>
@@ -542,41 +441,39 @@ __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP13_PARAMS
   gemm_body<64, kTrace>(TCG_STEP13_ARGS);
 }
 
-// The plan: BLOCK_N and MC (block_n_mc_for), then S (splits_for); TCG_STEP13_BLOCK_N,
-// TCG_STEP13_MULTICAST and TCG_STEP13_SPLITS in the environment force them (tests, and the
-// levers' table), S still at most one wave, one k-tile per split, and MC x S <= 8.
-struct SplitPlan {
-  int block_n, tiles, k_tiles, splits, mc;
-};
-static SplitPlan plan_for(int m, int n, int k, int sms) {
-  SplitPlan p;
-  p.k_tiles = ceil_div(k / MMA_K, KSTEPS);
-  const int bn = env_knob("TCG_STEP13_BLOCK_N", {64, 128}, 0);
-  const int mc = env_knob("TCG_STEP13_MULTICAST", {1, 2, 4}, 0);
-  const int best = block_n_mc_for(m, n, p.k_tiles, sms, mc, bn);  // the rest of the plan for what is forced
-  if (best < 0)
-    throw UsageError("TCG_STEP13_MULTICAST=" + std::to_string(mc) + " needs the tiles along N (" +
-                     std::to_string(ceil_div(n, bn ? bn : 64)) + " of BLOCK_N " + std::to_string(bn ? bn : 64) +
-                     ") in groups of " + std::to_string(mc));
-  p.block_n = best % 2 ? 64 : 128;
-  p.mc = best / 2;
-  p.tiles = ceil_div(m, BLOCK_M) * ceil_div(n, p.block_n);
-  p.splits = splits_for(p.block_n, p.tiles, p.k_tiles, sms, p.mc);
-  if (const int s = env_knob("TCG_STEP13_SPLITS", {1, 2, 4}, 0))
-    if (p.tiles * s <= sms && s <= p.k_tiles && s * p.mc <= kMaxClusterCtas) p.splits = s;
-  return p;
+// The plans this kernel runs; the planner (common/nvfp4_plan.cpp) picks the one the timing model's
+// costs say finishes first: BLOCK_N 64 or 128, S = 1, 2 or 4 (it picks 1 or 2: step 12), MC = 1, 2
+// or 4, in clusters of MC x S <= 8. TCG_STEP13_BLOCK_N, _MULTICAST and _SPLITS force them.
+static const nvfp4::PlanRules kPlanRules{"TCG_STEP13_", {64, 128}, {1, 2, 4}, /*max_chosen_splits=*/2, {1, 2, 4},
+                                         KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
+                                         nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/true,
+                                         /*teaches_multicast=*/true};
+static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
+  nvfp4::Forced f;
+  f.block_n = env_knob("TCG_STEP13_BLOCK_N", {64, 128}, 0);
+  f.mc = env_knob("TCG_STEP13_MULTICAST", {1, 2, 4}, 0);
+  f.splits = env_knob("TCG_STEP13_SPLITS", {1, 2, 4}, 0);
+  return nvfp4::plan(kPlanRules, m, n, k, sms, f);
+}
+static StepPlan plan_line(int m, int n, int k, int sms) {
+  const nvfp4::Plan p = plan_for(m, n, k, sms);
+  return {p.line(), nvfp4::left_out(kPlanRules, p)};
 }
 
 constexpr StepSpec spec{13, "nvfp4_multicast", "NVFP4 split-K in a cluster, A and its scales multicast along N",
                         Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, nullptr, /*cluster_size=*/1,
-                        /*epilogue=*/nullptr, /*repeat=*/true};
+                        /*epilogue=*/nullptr, /*repeat=*/true, /*persistent=*/{}, &plan_line,
+                        "  TCG_STEP13_BLOCK_N=64|128   forces BLOCK_N\n"
+                        "  TCG_STEP13_MULTICAST=1|2|4  forces MC, the tiles along N sharing A (MC must divide them)\n"
+                        "  TCG_STEP13_SPLITS=1|2|4     forces S (at most one per k-tile; MC x S <= 8)\n",
+                        /*sim_default=*/{128, 512, 4160, 8}};
 
 // The plan assumed resident_ctas() clusters fit at once; on a GPU launch() asks the driver.
 constexpr const char* kOneWaveHint = "the plan assumed one wave; TCG_STEP13_MULTICAST=1 to compare";
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;
-  const SplitPlan p = plan_for(g.m, g.n, g.k, num_sms());
+  const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
   const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
   const CUtensorMap tmap_b = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
   const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M, KT_PER_STAGE);

@@ -92,8 +92,14 @@ std::string usage(const StepSpec& spec) {
     u += "verifies it and times it against cuBLAS; without a suitable GPU it runs in the tcgen05\n";
     u += "emulator on the CPU.\n\n";
   }
-  u += strf("  --m N, --n N, --k N     problem size [%lld; %lld in the emulator]\n",
-            static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim));
+  if (spec.sim_default.m > 0)
+    u += strf("  --m N, --n N, --k N     problem size [%lld; in the emulator %lld, or with none of them\n"
+              "                          and no --sim-sms: %d x %d x %d on %d SMs]\n",
+              static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim), spec.sim_default.m,
+              spec.sim_default.n, spec.sim_default.k, spec.sim_default.sms);
+  else
+    u += strf("  --m N, --n N, --k N     problem size [%lld; %lld in the emulator]\n",
+              static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim));
   if (fp4) {
     u += strf("                          (K must be a multiple of %d: one kind::mxf4nvf4 MMA\n",
               std::max(spec.k_multiple, static_cast<int>(kNvfp4KMultiple)));
@@ -139,6 +145,11 @@ std::string usage(const StepSpec& spec) {
        "                          alone: print the resulting table and exit)\n";
   u += "  --verbose               say why no GPU was used, in the CUDA runtime's words\n";
   u += "  -h, --help              this text\n";
+  if (spec.knobs != nullptr) {
+    u += "Environment knobs (tests and the levers' tables; a value the problem or GPU cannot take is\n"
+         "refused with exit code 2):\n";
+    u += spec.knobs;
+  }
   u += "Both '--m 512' and '--m=512' work.\n";
   u += "Exit codes: 0 ok, 1 wrong result or emulator/CUDA error, 2 usage error,\n";
   u += "3 cannot run here.\n";
@@ -201,16 +212,32 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
                       "--k=%lld: --inputs integer needs K <= %lld (larger sums of products are "
                       "not exact in FP32)",
                       static_cast<long long>(o.k), static_cast<long long>(kMaxIntegerK));
+  return "";
+}
+
+std::string validate_plan(const StepSpec& spec, const Options& o, int sms) {
   // A step's plan reads its environment knobs (tests only, e.g. TCG_STEP11_BLOCK_N) and the
-  // workspace function runs the plan: a bad value is a usage error, refused before anything runs.
-  if (spec.workspace != nullptr) {
-    try {
-      (void)spec.workspace(int(o.m), int(o.n), int(o.k), o.sim_sms);
-    } catch (const std::invalid_argument& e) {
-      return prog + e.what();
-    }
+  // workspace function runs the plan: a bad value, or one the problem or the GPU cannot honour,
+  // is a usage error, refused before anything runs.
+  try {
+    if (spec.plan != nullptr) (void)spec.plan(int(o.m), int(o.n), int(o.k), sms);
+    if (spec.workspace != nullptr) (void)spec.workspace(int(o.m), int(o.n), int(o.k), sms);
+  } catch (const std::invalid_argument& e) {
+    return program_name(spec) + ": " + e.what();
   }
   return "";
+}
+
+std::string apply_step_sim_default(const StepSpec& spec, Options& o) {
+  const SimDefault& d = spec.sim_default;
+  if (d.m <= 0 || o.m_given || o.n_given || o.k_given || o.sim_sms_given || o.predict || !o.trace_path.empty()) return "";
+  o.m = d.m, o.n = d.n, o.k = d.k, o.sim_sms = d.sms;
+  o.m_given = o.n_given = o.k_given = o.sim_sms_given = true;
+  o.sim_default_note =
+      strf("a default run emulates %d SMs at this shape, where the plan runs what %s adds (given any of --m, "
+           "--n, --k, --sim-sms, the others default to 512 and 148 SMs)",
+           d.sms, program_name(spec).c_str());
+  return o.sim_default_note;
 }
 
 void apply_emulator_defaults(Options& o) {

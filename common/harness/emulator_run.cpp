@@ -212,8 +212,15 @@ int write_emulator_trace(const StepSpec& spec, const Options& o) {
 int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) {
   Options o = opts;
   if (o.predict) o.check = false;  // timing only: the output is never computed
+  // The plan on the GPU the launch will see (default_sim_sms: a step with a plan is not persistent).
+  const StepPlan plan = plan_of(spec, o, o.sim_sms_given ? o.sim_sms : int(tcsim::model_param("SMs")));
   print_problem(spec, o, o.predict ? "tcgen05 emulator on the CPU, B200 timing model (timing only)"
-                                   : "tcgen05 emulator on the CPU");
+                                   : "tcgen05 emulator on the CPU", plan);
+  if (!o.sim_default_note.empty()) std::printf("note:     %s\n", o.sim_default_note.c_str());
+  else if (!plan.left_out.empty() && !o.predict && o.trace_path.empty())
+    std::printf("note:     this plan leaves out what %s adds (%s); `./%s` with no shape and no --sim-sms runs a plan "
+                "that has it\n",
+                program_name(spec).c_str(), plan.left_out.c_str(), program_name(spec).c_str());
   set_emulator_options(spec, o);
   const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(spec, o, launch)
                                                              : emulate_bf16(o, launch);
@@ -253,7 +260,7 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   const tcsim::Bounds bounds = tcsim::last_bounds();
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
     predict_range(flops, [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
-  if (o.predict) print_predict_bounds(bounds);
+  if (o.predict) print_predict_bounds(bounds, plan.line);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);
   row.gpu = "tcgen05-emulator";

@@ -89,6 +89,7 @@ struct Options {
   bool model_params = false;  // --model-params: print the timing model's parameters and exit 0
   std::string model_params_file;  // --model-params FILE: the timing model's parameters from FILE
   bool sim_sms_given = false;     // --sim-sms given (else the parameter table's SM count)
+  std::string sim_default_note;   // the step's default problem was taken (apply_step_sim_default)
   bool verbose = false;           // --verbose: why no GPU was used, in the CUDA runtime's words
 };
 constexpr size_t kMaxTraceCtas = 64;
@@ -117,10 +118,17 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
 
 // "" if the step can handle this problem, else one line "stepNN: ..." naming the constraint.
 std::string validate_shape(const StepSpec& spec, const Options& o);
+// "" if the step's plan (StepSpec::plan, ::workspace) takes this problem on `sms` SMs with the
+// knobs in the environment, else one line "stepNN: ..." saying which knob it cannot honour. The
+// drivers ask once the shape and the GPU are known (the emulator's defaults, the GPU's SM count).
+std::string validate_plan(const StepSpec& spec, const Options& o, int sms);
 
 // Replaces every dimension the user did not give with kSimDefaultDim (with --predict: leaves it
 // at kGpuDefaultDim, the shape a prediction is usually wanted for).
 void apply_emulator_defaults(Options& o);
+// A plain emulator run of a step with a StepSpec::sim_default and none of --m, --n, --k, --sim-sms
+// (nor --predict, --trace) takes that problem and GPU; returns the note saying so ("" if not).
+std::string apply_step_sim_default(const StepSpec& spec, Options& o);
 
 // ---------------------------------------------------------------------------------------------
 // BF16: conversions, inputs and the CPU reference (inputs.cpp)

@@ -28,7 +28,11 @@ namespace tcg::harness {
 // Report, for both drivers
 // ---------------------------------------------------------------------------------------------
 
-void print_problem(const StepSpec& spec, const Options& o, const std::string& device) {
+StepPlan plan_of(const StepSpec& spec, const Options& o, int sms) {
+  return spec.plan != nullptr ? spec.plan(int(o.m), int(o.n), int(o.k), sms) : StepPlan{};
+}
+
+void print_problem(const StepSpec& spec, const Options& o, const std::string& device, const StepPlan& plan) {
   const bool fp4 = spec.operands == Operands::kNVFP4;
   std::printf("%s: %s\n", program_name(spec).c_str(), spec.title);
   std::printf("device:   %s\n", device.c_str());
@@ -62,6 +66,7 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
     std::printf("inputs:   random, uniform in [-1, 1] rounded to BF16, seed %llu\n",
                 static_cast<unsigned long long>(o.seed));
   if (spec.epilogue != nullptr) std::printf("epilogue: %s\n", spec.epilogue(o.m, o.n, o.k));
+  if (!plan.line.empty()) std::printf("plan:     %s\n", plan.line.c_str());
 }
 
 // The row fields that do not depend on where the step ran.

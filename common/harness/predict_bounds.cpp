@@ -28,11 +28,12 @@ std::string wait_meaning(const std::string& barrier) {
 
 }  // namespace
 
-void print_predict_bounds(const tcsim::Bounds& b) {
+void print_predict_bounds(const tcsim::Bounds& b, const std::string& plan) {
   if (b.kernel_ns <= 0 || b.sms_used == 0) return;
-  std::printf("bounds:   %d CTA%s per SM (%s allows %d: %.1f KiB of shared memory per CTA, %.0f KiB per SM); "
+  std::printf("bounds:   %s%d CTA%s per SM (%s allows %d: %.1f KiB of shared memory per CTA, %.0f KiB per SM); "
               "%d SMs ran CTAs\n",
-              b.ctas_per_sm, b.ctas_per_sm == 1 ? "" : "s", b.limited_by.c_str(), b.ctas_per_sm_limit,
+              plan.empty() ? "" : ("plan " + plan + ": ").c_str(), b.ctas_per_sm, b.ctas_per_sm == 1 ? "" : "s",
+              b.limited_by.c_str(), b.ctas_per_sm_limit,
               b.smem_per_cta / 1024.0, b.smem_per_sm / 1024.0, b.sms_used);
   const double empty = std::max(0.0, 1.0 - b.mainloop - b.no_mainloop);
   std::printf("          an SM had a CTA in its mainloop %s of the kernel, held CTAs none of which was %s, held no CTA "

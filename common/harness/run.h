@@ -47,7 +47,10 @@ PredictionRange predict_range(double flops, const std::function<void()>& rerun);
 // Report, for both drivers (output.cpp)
 // ---------------------------------------------------------------------------------------------
 
-void print_problem(const StepSpec& spec, const Options& o, const std::string& device);
+// The step's plan for this problem on `sms` SMs (StepSpec::plan; empty if it has none). Throws
+// UsageError for a knob the problem or GPU cannot honour: ask before printing anything.
+StepPlan plan_of(const StepSpec& spec, const Options& o, int sms);
+void print_problem(const StepSpec& spec, const Options& o, const std::string& device, const StepPlan& plan = {});
 void print_verify(const VerifyResult* vr);  // null: --no-check
 // The row fields that do not depend on where the step ran.
 CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult* vr);
@@ -56,6 +59,7 @@ int finish(const StepSpec& spec, const Options& o, const VerifyResult* vr, const
 
 // --predict: what bounds the emulated launch just run on the timing model's clock, from its own
 // accounting (predict_bounds.cpp): CTAs per SM, engines' busy shares, waits per barrier, the pace.
-void print_predict_bounds(const tcsim::Bounds& b);
+// `plan`: the step's plan line (StepSpec::plan), which the first line names; "" if none.
+void print_predict_bounds(const tcsim::Bounds& b, const std::string& plan = "");
 
 }  // namespace tcg::harness

@@ -38,6 +38,15 @@ int env_knob(const char* name, std::initializer_list<int> allowed, int unset) {
   throw UsageError(std::string(name) + " must be " + list + ", got '" + v + "'");
 }
 
+int env_knob_range(const char* name, int lo, int hi, int unset) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return unset;
+  for (int x = lo; x <= hi; ++x)
+    if (std::to_string(x) == v) return x;
+  throw UsageError(std::string(name) + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                   ", got '" + v + "'");
+}
+
 int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int argc,
              char** argv, const GpuCode* gpu_code) {
   using namespace tcg::harness;
@@ -120,8 +129,10 @@ int run_step(const StepSpec& spec, LaunchFn gpu_launch, LaunchFn sim_launch, int
       return 2;
     }
     // Shapes the emulator's defaults produce are checked before anything is printed.
+    apply_step_sim_default(spec, o);
     apply_emulator_defaults(o);
-    const std::string err = validate_shape(spec, o);
+    std::string err = validate_shape(spec, o);
+    if (err.empty()) err = validate_plan(spec, o, o.sim_sms_given ? o.sim_sms : int(tcsim::model_param("SMs")));
     if (!err.empty()) {
       std::fprintf(stderr, "%s\n", err.c_str());
       return 2;

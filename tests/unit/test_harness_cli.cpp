@@ -215,7 +215,7 @@ TEST_CASE("validate_shape on its own") {
 }
 
 
-TEST_CASE("validate_shape: a step's plan refusing its environment knob is a usage error") {
+TEST_CASE("validate_plan: a step's plan refusing its environment knob is a usage error") {
   // A workspace function that runs a plan reading a (tests-only) environment variable, as step
   // 11's does with TCG_STEP11_BLOCK_N: its invalid_argument becomes the one-line error.
   StepSpec spec = kSpec;
@@ -223,7 +223,34 @@ TEST_CASE("validate_shape: a step's plan refusing its environment knob is a usag
     throw std::invalid_argument("TCG_STEPXX_KNOB must be 0 or 1, got 'yes'");
   };
   Options o;
-  CHECK(validate_shape(spec, o) == "step01: TCG_STEPXX_KNOB must be 0 or 1, got 'yes'");
+  CHECK(validate_plan(spec, o, 148) == "step01: TCG_STEPXX_KNOB must be 0 or 1, got 'yes'");
   spec.workspace = [](int, int, int, int) { return StepWorkspace{}; };
-  CHECK(validate_shape(spec, o).empty());
+  CHECK(validate_plan(spec, o, 148).empty());
+  // The plan function sees the GPU's SM count: one that the knobs cannot take is refused.
+  spec.plan = [](int, int, int, int sms) -> StepPlan {
+    if (sms < 4) throw UsageError("TCG_STEPXX_SPLITS=4: clusters of 4 CTAs do not fit a GPU of 2 SMs");
+    return {"BLOCK_N 128, S 4, MC 1, clusters of 4, 8 CTAs", ""};
+  };
+  CHECK(validate_plan(spec, o, 8).empty());
+  CHECK(validate_plan(spec, o, 2) == "step01: TCG_STEPXX_SPLITS=4: clusters of 4 CTAs do not fit a GPU of 2 SMs");
+}
+
+TEST_CASE("apply_step_sim_default: a step's own default problem only when none of it is given") {
+  StepSpec spec = kSpec;
+  Options o;
+  CHECK(apply_step_sim_default(spec, o).empty());  // no default of its own: nothing changes
+  CHECK(!o.m_given);
+  spec.sim_default = {128, 512, 4160, 8};
+  Options p;
+  CHECK(contains(apply_step_sim_default(spec, p), "8 SMs"));
+  CHECK((p.m == 128 && p.n == 512 && p.k == 4160 && p.sim_sms == 8 && p.sim_sms_given));
+  for (int which = 0; which < 4; ++which) {  // any of --m, --n, --k, --sim-sms given: the usual defaults
+    Options q;
+    (which == 0 ? q.m_given : which == 1 ? q.n_given : which == 2 ? q.k_given : q.sim_sms_given) = true;
+    CHECK(apply_step_sim_default(spec, q).empty());
+    CHECK(q.sim_default_note.empty());
+  }
+  Options r;
+  r.predict = true;  // a prediction is for the B200 and the shape asked for
+  CHECK(apply_step_sim_default(spec, r).empty());
 }

@@ -7,9 +7,10 @@
 //     [s * q + min(s, r), +q + (s < r)) with q, r = k_tiles / S, k_tiles % S, so the k-tiles are
 //     shared out as evenly as they can be and the tail k-tile (1..4 k-steps) is in the last split.
 //     The grid is tiles x S CTAs: CTA b is split b / tiles of tile b % tiles.
-//   * S is chosen at launch (splits_for): at most one wave (tiles x S <= SMs), at most one split
-//     per k-tile, and among those the S for which the reducing CTA finishes first in the timing
-//     model (SPLIT OR NOT below). S = 1 is step 07 exactly: C straight from TMEM, no workspace.
+//   * S is chosen at launch by the planner of steps 10-13 (common/nvfp4_plan.cpp, with the timing
+//     model's own parameters): at most one wave (tiles x S <= SMs), at most one split per k-tile,
+//     and among those the S for which the reducing CTA finishes first (SPLIT OR NOT below); the
+//     run prints it (`plan:`). S = 1 is step 07 exactly: C straight from TMEM, no workspace.
 //   * With S > 1 every CTA writes its FP32 partial tile (64 KiB) to its own slot of a global
 //     workspace (StepSpec::workspace, allocated by the harness), then the epilogue warps meet at a
 //     named barrier and one thread adds 1 to the tile's counter with atom.acq_rel.gpu. The CTA
@@ -43,8 +44,8 @@
 //   Splitting saves streaming on every CTA: ceil(k_tiles / S) k-tiles instead of k_tiles. It adds
 //   to the reducing CTA, after its mainloop: its own 64 KiB partial written (2048 full sectors at
 //   1 per cycle: 1.10 us = 2.2 k-tiles), the atom (600 cycles, an estimate: 0.32 us = 0.6 k-tile)
-//   and S - 1 partials read (2.2 k-tiles each): 0.6 + 2.2 S k-tiles (kAtomTenths, kPartialTenths).
-//   The C store (2.2 us) is the same for every S. splits_for takes the S with the least sum.
+//   and S - 1 partials read (2.2 k-tiles each): 0.6 + 2.2 S k-tiles. The C store (2.2 us) is the
+//   same for every S. The planner takes the S with the least sum (a tie keeps the smaller S).
 //   Measured in the model (`./step10 --predict`, S forced by a local edit; * = two waves):
 //     S                          1      2      3      4      5      6
 //     128 x 7168 x 16384     36.42  22.66  32.04* 28.16*                  us: S = 2 (SM count)
@@ -52,7 +53,8 @@
 //     128 x 7168 x 2048       7.87   8.39  13.35* 13.96*                  us: S = 1
 //     128 x 2048 x 16384                   18.69  16.69  16.34  16.43     us: S = 5 (S = 8: 17.12)
 //     128 x 7168 x 2560 / 3072 / 3584 (10 / 12 / 14 k-tiles): S = 1 8.89 / 9.91 / 10.93,
-//       S = 2 8.90 / 9.41 / 9.92: a split pays from 12 k-tiles (10 ceil(kt/2) + 50 < 10 kt).
+//       S = 2 8.90 / 9.41 / 9.92: a split pays from 12 k-tiles; at 10 it is a tie, which the
+//       estimate gives to S = 2 by 24 ns of 5.1 us.
 //   The rule's estimate matches these steps within 0.1 us: S = 3 -> 4 on the second shape saves
 //   3 k-tiles (1.53 us) and costs 2.2 (1.1 us): -0.39 us measured, -0.41 estimated. The old rule
 //   (at least 8 k-tiles per split, S <= 4) chose S = 3 there; a second wave never paid.
@@ -96,7 +98,8 @@
 //   S = 1. Two launches that share a workspace must not run concurrently.
 //
 // RUN
-//   make step10 && ./step10            (B200: real kernel; elsewhere: the emulator)
+//   make step10 && ./step10            (B200: real kernel; elsewhere: the emulator, by default
+//                                       128 x 512 x 4160 on 8 SMs, where the plan splits K)
 //   ./step10 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
 //   TCG_STEP10_SPLITS=3 ./step10 --predict ...        (S forced: the sweep `make predict` writes)
 #include "../common/kernel_common.cuh"

@@ -20,8 +20,8 @@
 //     half, 2 TMEM columns further for the odd half (row r of an atom sits in column r / 32; as
 //     CUTLASS's sm100 block-scaled mainloop does for N = 64). 64 halves B, the partial and C per
 //     CTA and doubles the tiles: 4 stages of 56 KiB fit.
-//   * The plan (plan_for): for each BLOCK_N the split count S as step 10 chooses it, with the new
-//     costs below; then the BLOCK_N whose estimate (waves x (streaming + tail + C)) is smaller.
+//   * The plan (the planner of step 10, common/nvfp4_plan.cpp): BLOCK_N and S together, the pair
+//     whose estimate (waves x (streaming + tail + C)) is smallest, with the new costs below.
 //
 // WHY IT IS FASTER (the B200 timing model, docs/timing_model.md, `./step11 --model-params`)
 //   The SM's TMA unit charges 153 cycles (82 ns) per copy plus the bytes at 204 GB/s. Step 10's
@@ -80,7 +80,8 @@
 //     TCG_STEP11_SWAP_AB=0|1      1: A and B swapped, C^T computed and stored transposed.
 //
 // RUN
-//   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator)
+//   make step11 && ./step11            (B200: real kernel; elsewhere: the emulator, by default
+//                                       128 x 256 x 4160 on 8 SMs: BLOCK_N 64, S = 2)
 //   ./step11 --predict --m 128 --n 7168 --k 16384     (the B200 timing model)
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"
@@ -432,7 +433,7 @@ __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n64(TCG_STEP11_PARAMS
 // C^T = B A^T, an N x M problem whose tiles are 128 rows of N by BLOCK_N of M (planned as any
 // shape), and writes each tile back transposed.
 struct SplitPlan : nvfp4::Plan {
-  bool wide_copies, swap_ab;
+  bool wide_copies, swap_ab, tma_c;
 };
 static nvfp4::PlanRules plan_rules(bool wide_copies) {
   return {"TCG_STEP11_", {64, 128}, /*splits: any*/ {}, 0, {1}, wide_copies ? KT_PER_STAGE : 1, Cfg<128>::NUM_STAGES,
@@ -441,15 +442,18 @@ static nvfp4::PlanRules plan_rules(bool wide_copies) {
 static SplitPlan plan_for(int m, int n, int k, int sms) {
   const bool wide_copies = env_knob("TCG_STEP11_WIDE_COPIES", {0, 1}, 1) == 1;
   const bool swap_ab = env_knob("TCG_STEP11_SWAP_AB", {0, 1}, 0) == 1;
+  const bool tma_c = env_knob("TCG_STEP11_TMA_C", {0, 1}, 1) == 1;
   if (swap_ab) std::swap(m, n);  // the kernel's M and N
   nvfp4::Forced f;
   f.block_n = env_knob("TCG_STEP11_BLOCK_N", {64, 128}, 0);
-  SplitPlan p{nvfp4::plan(plan_rules(wide_copies), m, n, k, sms, f), wide_copies, swap_ab};
+  SplitPlan p{nvfp4::plan(plan_rules(wide_copies), m, n, k, sms, f), wide_copies, swap_ab, tma_c};
   return p;
 }
 static StepPlan plan_line(int m, int n, int k, int sms) {
   const SplitPlan p = plan_for(m, n, k, sms);
-  return {p.line() + (p.wide_copies ? "" : ", a copy per k-tile") + (p.swap_ab ? ", A and B swapped" : ""), ""};
+  return {p.line() + (p.wide_copies ? "" : ", a copy per k-tile") + (p.tma_c ? "" : ", C by direct stores") +
+              (p.swap_ab ? ", A and B swapped" : ""),
+          ""};
 }
 
 // StepSpec::workspace: counters + partials when the launch splits K, nothing otherwise.
@@ -492,7 +496,7 @@ void launch(const GemmArgs& g) {
   const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(mma_a, m, g.k, BLOCK_M, KT_PER_STAGE);
   const CUtensorMap tmap_b3 = make_fp4_kmajor_sw128_map_3d(mma_b, n, g.k, p.block_n, KT_PER_STAGE);
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
-  const bool tma_c = !p.swap_ab && env_knob("TCG_STEP11_TMA_C", {0, 1}, 1) == 1 && g.n % 8 == 0 &&
+  const bool tma_c = !p.swap_ab && p.tma_c && g.n % 8 == 0 &&
                      reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const CUtensorMap tmap_c = tma_c ? make_f16_c_store_map(f.c, g.m, g.n, SUB_N, SUB_M) : CUtensorMap{};
   LaunchDims d;

@@ -27,14 +27,14 @@
 //   from its own shared memory and stores 1 / S of C; the tail is spread over the S SMs. 128 x 128
 //   FP32, S = 2: 32 KiB out per CTA, 0.8 us, instead of 64 KiB out + atom + 64 KiB in + C on one
 //   SM (3.3 us in step 11's trace).
-//   Cheaper reductions make splits pay sooner: the plan (plan_for) tries S = 1, 2 and BLOCK_N
-//   64 and 128 with the new tail. Measured in the model (`./step12 --predict`, us):
+//   Cheaper reductions make splits pay sooner: the planner (common/nvfp4_plan.cpp) tries S = 1, 2
+//   and BLOCK_N 64 and 128 with the new tail. Measured in the model (`./step12 --predict`, us):
 //                                     128x7168x16384  128x4096x7168  128x7168x2048
 //     step 11                                  16.82           7.74           4.69
 //     step 12 (BLOCK_N, S)               15.37 (128, 2)   6.94 (64, 2)   4.69 (64, 1)
 //     published competition entry (B200)       18.3            8.29           6.54
-//   The plan prices the exchange with the model's H100-measured cluster costs (21 B/cycle SM to
-//   SM, 80 cycles a copy, 49 ns a relaxed cluster barrier) and the last stage's MMAs: the third
+//   The planner prices the exchange with the model's H100-measured cluster costs (21 B/cycle SM
+//   to SM, 80 cycles a copy, 96 cycles a relaxed cluster barrier) and the last stage's MMAs: the third
 //   shape's 8 k-tiles do not pay for an exchange and keep step 11's plan (BLOCK_N 64, S = 1).
 //   Both cluster barriers are relaxed (see the first one below): releasing ones cost a GPU-scope
 //   membar each (388 vs 49 ns on the H100), 16.00 / 7.57 us in the model.
@@ -45,10 +45,12 @@
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1, 2 or 4 (the quarters divide among
 //   the ranks), a cluster of S CTAs; the TMA-store C needs N % 8 == 0 and a 16-byte-aligned C.
-//   TCG_STEP12_BLOCK_N=64|128 and TCG_STEP12_SPLITS=1|2|4 force the plan (tests).
+//   TCG_STEP12_BLOCK_N=64|128 and TCG_STEP12_SPLITS=1|2|4 force the plan (tests); a cluster
+//   must fit the GPU, and a split needs a k-tile.
 //
 // RUN
-//   make step12 && ./step12            (B200: real kernel; elsewhere: the emulator)
+//   make step12 && ./step12            (B200: real kernel; elsewhere: the emulator, by default
+//                                       128 x 512 x 4160 on 8 SMs, where the plan splits K)
 //   ./step12 --predict --m 128 --n 4096 --k 7168      (the B200 timing model)
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"

@@ -28,18 +28,20 @@
 //     step 13 (BLOCK_N, MC, S)         15.10 (128, 2, 2)  6.94 (64, 1, 2)  4.41 (64, 4, 1)
 //     published competition entry (B200)       18.3             8.29             6.54
 //   The second shape keeps step 12's plan: clusters of 4 for its 128 CTAs would not all fit at
-//   once if a GPC has 14 SMs (below), and with BLOCK_N 128 the ring's latency eats the gain.
+//   once if a GPC has 14 SMs (the planner's assumption, common/nvfp4_plan.cpp), and with
+//   BLOCK_N 128 the ring's latency eats the gain.
 //
 // SHARED MEMORY, TMEM: step 12's (each CTA still holds all of A: multicast saves copies and
 //   bytes on the TMA units, not shared memory).
 //
 // CONSTRAINTS
-//   Step 12's, and MC divides the number of tiles along N (the plan picks MC = 1 otherwise);
-//   MC x S <= 8 (the portable cluster size). TCG_STEP13_BLOCK_N=64|128, TCG_STEP13_MULTICAST=
+//   Step 12's, and MC divides the number of tiles along N; MC x S <= 8 (the portable cluster
+//   size), and no larger than the GPU. TCG_STEP13_BLOCK_N=64|128, TCG_STEP13_MULTICAST=
 //   1|2|4 and TCG_STEP13_SPLITS=1|2|4 force the plan (tests, the levers' table).
 //
 // RUN
-//   make step13 && ./step13            (B200: real kernel; elsewhere: the emulator)
+//   make step13 && ./step13            (B200: real kernel; elsewhere: the emulator, by default
+//                                       128 x 512 x 4160 on 8 SMs: S = 2, MC = 4)
 //   ./step13 --predict --m 128 --n 7168 --k 2048      (the B200 timing model)
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"
@@ -468,7 +470,7 @@ constexpr StepSpec spec{13, "nvfp4_multicast", "NVFP4 split-K in a cluster, A an
                         "  TCG_STEP13_SPLITS=1|2|4     forces S (at most one per k-tile; MC x S <= 8)\n",
                         /*sim_default=*/{128, 512, 4160, 8}};
 
-// The plan assumed resident_ctas() clusters fit at once; on a GPU launch() asks the driver.
+// The planner assumed nvfp4::resident_ctas() clusters fit at once; on a GPU launch() asks the driver.
 constexpr const char* kOneWaveHint = "the plan assumed one wave; TCG_STEP13_MULTICAST=1 to compare";
 
 void launch(const GemmArgs& g) {

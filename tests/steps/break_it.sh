@@ -16,7 +16,8 @@
 #                refuses one of these refuses a correct program
 # Each case runs with SHAPE below, or with the arguments in ARGS when the case sets it
 # (ARGS="--m ... --sim-sms N" case_ ...): a case that needs several tiles per CTA pair (step 06)
-# passes its own shape and emulated SM count.
+# passes its own shape and emulated SM count. KNOBS="TCG_STEP12_SPLITS=4 ..." sets a step's
+# environment knobs for the case's runs (the plan a case needs, e.g. clusters of 4).
 # Usage: tests/steps/break_it.sh [--build-only|--diff] [CASE-NAME-SUBSTRING]
 #   --build-only NAME  only write build/break_it/NAME.cu and build NAME (tests/checks/docs_quotes.py
 #                      runs the commands the pages quote with them)
@@ -84,17 +85,19 @@ EOF
   fi
   if [ -n "$run_seed" ]; then
     if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
-    echo "\$ $bin --sim ${run_args[*]} --sim-seed $run_seed"
-    "$bin" --sim "${run_args[@]}" --sim-seed "$run_seed" 2>&1 | sed -n '/^\(tcsim\|check\|step[0-9]*: error\):/,$p' | grep -v '^\(wall\|emulated\):'
+    read -r -a knobs <<<"${KNOBS:-}"
+    echo "\$ ${KNOBS:+$KNOBS }$bin --sim ${run_args[*]} --sim-seed $run_seed"
+    env "${knobs[@]}" "$bin" --sim "${run_args[@]}" --sim-seed "$run_seed" 2>&1 | sed -n '/^\(tcsim\|check\|step[0-9]*: error\):/,$p' | grep -v '^\(wall\|emulated\):'
     passed=$((passed + 1)); return
   fi
   if [ $build_only = 1 ]; then echo "built $bin"; passed=$((passed + 1)); return; fi
-  local ok=0 how="" out rc seed run_args every=0 hits=0 missed=""
+  local ok=0 how="" out rc seed run_args knobs every=0 hits=0 missed=""
+  read -r -a knobs <<<"${KNOBS:-}"
   if [ -n "${ARGS:-}" ]; then read -r -a run_args <<<"$ARGS"; else run_args=("${SHAPE[@]}"); fi
   if [[ $expect == every:* ]]; then every=1; expect=${expect#every:}; fi
   [ "$expect" = pass ] && every=1  # a correct change must verify under every seed
   for seed in 1 2 3 4 5 6; do
-    out=$("$bin" --sim "${run_args[@]}" --sim-seed $seed 2>&1); rc=$?
+    out=$(env "${knobs[@]}" "$bin" --sim "${run_args[@]}" --sim-seed $seed 2>&1); rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then how="seed $seed: crashed (exit $rc)"; ok=0; hits=-99; break; fi
     ok=0
     case $expect in

@@ -48,8 +48,9 @@ ARGS=$S10_ARGS case_ s10-no-barrier-after-acquire $S10 wrong \
       // 3.'
 
 # step 11 (NVFP4 split-K, 2 k-tiles per stage, TMA-store C). S11_ARGS: step 10's shape, where step
-# 11's rule takes S = 3 (12, 11, 11 k-tiles: the last split ends with a lone k-tile, the 1-step
-# tail k-tile). S11_ONE: the same on 2 SMs, S = 1: the tail k-tile is the second of a stage.
+# 11's plan takes BLOCK_N 64 and S = 2 (17 k-tiles each: every split ends with a lone k-tile, the
+# last one the 1-step tail k-tile). S11_ONE: the same on 2 SMs, BLOCK_N 128 and S = 1: the tail
+# k-tile is the second of a stage.
 S11=steps/step11_nvfp4_wide_copies.cu
 S11_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
 S11_ONE="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 2"
@@ -59,29 +60,28 @@ ARGS=$S11_ARGS case_ s11-lone-k-tile-as-pair $S11 "diag:tx-count" \
   'if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {' 'if (kt0 + KT_PER_STAGE <= full_k_tiles) {  // "a box of 2 is as cheap"'
 ARGS=$S11_ARGS case_ s11-scales-of-one-k-tile $S11 wrong \
   '        for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);' '        ksteps = ksteps_of(kt0);  // step 10'"'"'s scale bytes: one k-tile'"'"'s'
-ARGS="--m 128 --n 256 --k 4096 --inputs integer --sim-sms 4" case_ s11-n64-lower-half-scales $S11 wrong \
-  'const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;' 'const uint32_t sfb_half_cols = 0;  // "the atom starts at its tile"' \
-  'p.block_n = env_knob("TCG_STEP11_BLOCK_N", {64, 128}, block_n_for(m, n, p.k_tiles, sms, p.wide_copies));' \
-  'p.block_n = 64;'
+KNOBS=TCG_STEP11_BLOCK_N=64 ARGS="--m 128 --n 256 --k 4096 --inputs integer --sim-sms 4" case_ s11-n64-lower-half-scales \
+  $S11 wrong 'const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;' \
+  'const uint32_t sfb_half_cols = 0;  // "the atom starts at its tile"'
 ARGS=$S11_ARGS case_ s11-no-proxy-fence $S11 "diag:missing fence.proxy.async" \
   '        fence_proxy_async_shared_cta();  // this lane' '        // this lane'
 ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \
   '      if (tma_c && lane == STORE_LANE) bulk_wait_group_read<0>();
 ' ''
 
-# step 12 (split-K reduced in a cluster through DSMEM). S12_ARGS: 2 tiles of 128 x 128, 34
-# k-tiles, clusters of S = 4 forced (each rank owns one quarter and receives three copies).
+# step 12 (split-K reduced in a cluster through DSMEM). S12_ARGS: 34 k-tiles, clusters of S = 4
+# forced (S12_KNOBS; the plan then takes 2 tiles of 128 x 128, one wave on 8 SMs): each rank owns
+# one quarter and receives three copies.
 # Reading before the peers' copies landed shows as copies still in flight at exit (the owner no
 # longer waits for them); without the first cluster barrier a peer's copy completes on a receive
 # barrier whose init was never published to it (that barrier is also what says "my ring is free").
 S12=steps/step12_nvfp4_cluster_reduce.cu
 S12_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
-ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asynchronous work in flight" \
-  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+S12_KNOBS=TCG_STEP12_SPLITS=4
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asynchronous work in flight" \
   '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed' \
   '        // "the cluster barrier already synchronised the CTAs"'
-ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its init was published" \
-  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its init was published" \
   '    cluster_arrive_relaxed();
     cluster_wait();
     tcgen05_fence_after_thread_sync();
@@ -91,19 +91,16 @@ ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its 
   }
 
   if (warp >= 2) {'
-ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its bulk copy may still read its shared memory" \
-  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its bulk copy may still read its shared memory" \
   '  if (splits > 1) {
     cluster_arrive_relaxed();
     cluster_wait();
   } else {
     __syncthreads();
   }' '  __syncthreads();  // "each CTA waited for what it receives"'
-ARGS=$S12_ARGS case_ s12-slot-of-the-owner $S12 wrong \
-  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-slot-of-the-owner $S12 wrong \
   'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, owner + 1), uint32_t(owner))'
-ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" \
-  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" \
   '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
 
 # step 13 (A and SFA multicast along N). S13_ARGS: 4 tiles of 128 x 128, 17 k-tiles, MC = 2
@@ -115,19 +112,18 @@ ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" 
 # commit arrivals may land after this CTA has gone (teardown while a peer still signals it).
 S13=steps/step13_nvfp4_multicast.cu
 S13_ARGS="--m 128 --n 512 --k 4160 --inputs integer --sim-sms 8"
-S13_FORCE=('const int mc = env_knob("TCG_STEP13_MULTICAST", {1, 2, 4}, 0);' 'const int mc = 2;'
-           'if (const int s = env_knob("TCG_STEP13_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 2)')
-ARGS=$S13_ARGS case_ s13-slot-freed-by-own-mma $S13 wrong "${S13_FORCE[@]}" \
+S13_KNOBS="TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=2"
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-slot-freed-by-own-mma $S13 wrong \
   'mbarrier_init(mma_done_bar(s), uint32_t(mc));' 'mbarrier_init(mma_done_bar(s), 1);' \
   '        if (mc > 1) mma_commit_multicast(mma_done_bar(s), mc_mask);
         else mma_commit(mma_done_bar(s));' '        mma_commit(mma_done_bar(s));  // "my MMAs are done with the slot"'
-ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before its init was published" "${S13_FORCE[@]}" \
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before its init was published" \
   '  if (mc > 1) cluster_arrive_relaxed();
   __syncthreads();
   if (mc > 1) cluster_wait();' '  __syncthreads();  // "each CTA initialised its own barriers"'
-ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tcsim: " "${S13_FORCE[@]}" \
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tcsim: " \
   'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
-ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" "${S13_FORCE[@]}" \
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" \
   '        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
         if (s == NUM_STAGES - 1) empty_parity ^= 1;
       }

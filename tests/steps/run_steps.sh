@@ -38,20 +38,31 @@ WIDE_COPY_STEPS=" step11 "      # NVFP4, 2 k-tiles per stage (3-D boxes, 2-D for
 CLUSTER_REDUCE_STEPS=" step12 "  # NVFP4 split-K in a cluster of S = 1, 2, 4 CTAs, partials exchanged through DSMEM
 MULTICAST_STEPS=" step13 "      # step 12 in clusters of MC x S CTAs, A and SFA multicast to the MC tiles along N
 passed=0 failed=0 expected=0
-run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown)
-  local step=$1; shift
+run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown;
+  local step=$1; shift  # PLAN_HAS=TEXT before it: the run must also print a "plan:" line containing TEXT)
   local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
   env_shown+=${TCG_STEP11_SWAP_AB:+TCG_STEP11_SWAP_AB=$TCG_STEP11_SWAP_AB }
   env_shown+=${TCG_STEP11_WIDE_COPIES:+TCG_STEP11_WIDE_COPIES=$TCG_STEP11_WIDE_COPIES }${TCG_STEP11_TMA_C:+TCG_STEP11_TMA_C=$TCG_STEP11_TMA_C }
   env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
   env_shown+=${TCG_STEP13_MULTICAST:+TCG_STEP13_MULTICAST=$TCG_STEP13_MULTICAST }${TCG_STEP13_SPLITS:+TCG_STEP13_SPLITS=$TCG_STEP13_SPLITS }
   env_shown+=${TCG_STEP13_BLOCK_N:+TCG_STEP13_BLOCK_N=$TCG_STEP13_BLOCK_N }
-  if out=$(./"$step" --sim "$@" 2>&1); then
+  if out=$(./"$step" --sim "$@" 2>&1) && { [ -z "${PLAN_HAS:-}" ] || grep -q "^plan: .*$PLAN_HAS" <<<"$out"; }; then
     passed=$((passed + 1))
-    printf 'ok    %s%s %s  [%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')"
+    printf 'ok    %s%s %s  [%s%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')" \
+      "${PLAN_HAS:+; plan has $PLAN_HAS}"
   else
     failed=$((failed + 1))
-    printf 'FAIL  %s%s %s\n%s\n' "$env_shown" "$step" "$*" "$out"
+    printf 'FAIL  %s%s %s%s\n%s\n' "$env_shown" "$step" "$*" "${PLAN_HAS:+ (want a plan with $PLAN_HAS)}" "$out"
+  fi
+}
+refused() {  # refused STEP KNOB=VALUE... -- ARGS...: exit 2 with exactly one line, before any header
+  local step=$1 knobs=() out rc; shift
+  while [ "$1" != -- ]; do knobs+=("$1"); shift; done; shift
+  out=$(env "${knobs[@]}" ./"$step" --sim "$@" 2>&1); rc=$?
+  if [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && [[ "$out" == "$step: "* ]]; then
+    passed=$((passed + 1)); echo "ok    ${knobs[*]} $step $*: exit 2, '$out'"
+  else
+    failed=$((failed + 1)); printf 'FAIL  %s %s %s: exit %s (want 2 and one line)\n%s\n' "${knobs[*]}" "$step" "$*" "$rc" "$out"
   fi
 }
 run_clc() {  # run_clc STEP some|none ARGS...: passes only if the run verifies, reports failed requests,
@@ -72,13 +83,33 @@ run_clc() {  # run_clc STEP some|none ARGS...: passes only if the run verifies, 
 }
 for step in "$@"; do
   if [[ "$SPLITK_STEPS" == *" $step "* ]]; then
-    # The split count S comes from the tile count and the emulated SM count. Every run also
+    # The split count S comes from the tile count and the emulated SM count (the S the comments
+    # give is step 10's plan; steps 11-13 plan their own, and their blocks below force theirs).
+    # The default run (no shape, no --sim-sms: the step's own default problem) must split K (and
+    # in step 13 multicast), and every emulated GPU of 1 to 8 SMs must get a plan. Every run also
     # launches a second time under another scheduler seed (other CTAs arrive last) and requires
     # bitwise the same C and the tile counters back at 0 (common/harness/workspace.cpp). The `wide`
     # inputs (block scales over 10 binades) make the FP32 sums round, so that check sees the order
     # of the partials' reduction (with integer or random inputs every sum is exact).
-    expected=$((expected + 20))
+    expected=$((expected + 29))
     [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
+    if [ "$step" = step13 ]; then PLAN_HAS="S 2, MC [24]" run "$step"; else PLAN_HAS="S [2-9]" run "$step"; fi
+    for sms in 1 2 3 4 5 6 7 8; do PLAN_HAS="CTAs" run "$step" --sim-sms $sms; done
+    # Every knob value the step or the problem cannot take: one line, exit 2, nothing else.
+    case $step in
+      step10) bad=("TCG_STEP10_SPLITS=0 --" "TCG_STEP10_SPLITS=two --" "TCG_STEP10_SPLITS=18 --"
+                   "TCG_STEP10_SPLITS=2 -- --k 64" "TCG_STEP10_SPLITS=40 -- --predict --k 4096") ;;
+      step11) bad=("TCG_STEP11_BLOCK_N=96 --" "TCG_STEP11_WIDE_COPIES=2 --" "TCG_STEP11_TMA_C=yes --"
+                   "TCG_STEP11_SWAP_AB=2 -- --predict") ;;
+      step12) bad=("TCG_STEP12_SPLITS=3 --" "TCG_STEP12_SPLITS=4 -- --k 128" "TCG_STEP12_SPLITS=2 -- --sim-sms 1"
+                   "TCG_STEP12_BLOCK_N=32 --" "TCG_STEP12_SPLITS=4 -- --predict --k 512") ;;
+      step13) bad=("TCG_STEP13_MULTICAST=3 --" "TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=4 --"
+                   "TCG_STEP13_MULTICAST=4 -- --n 100" "TCG_STEP13_MULTICAST=2 -- --sim-sms 1"
+                   "TCG_STEP13_SPLITS=4 -- --k 512" "TCG_STEP13_SPLITS=2 TCG_STEP13_MULTICAST=4 -- --sim-sms 7"
+                   "TCG_STEP13_BLOCK_N=256 -- --predict") ;;
+    esac
+    expected=$((expected + ${#bad[@]}))
+    for b in "${bad[@]}"; do read -r -a words <<<"$b"; refused "$step" "${words[@]}"; done
     run "$step" --m 128 --n 256 --k 8192 --inputs integer --sim-sms 8                # S = 4 divides 32 k-tiles
     run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8                # S = 4, 34 k-tiles: 9,9,8,8, 1-step tail
     run "$step" --m 128 --n 256 --k 8512 --inputs random --sim-sms 8 --sim-seed 1
@@ -158,7 +189,7 @@ for step in "$@"; do
       # A knob's bad value is a usage error: one line naming it, exit code 2.
       expected=$((expected + 1))
       err=$(TCG_STEP11_TMA_C=2 ./"$step" --sim --m 128 --n 256 --k 1024 2>&1 >/dev/null)
-      if [ $? = 2 ] && grep -qx "$step: error: TCG_STEP11_TMA_C must be 0 or 1, got '2'" <<<"$err"; then
+      if [ $? = 2 ] && grep -qx "$step: TCG_STEP11_TMA_C must be 0 or 1, got '2'" <<<"$err"; then
         passed=$((passed + 1)); echo "ok    TCG_STEP11_TMA_C=2 $step: exit code 2, one line"
       else
         failed=$((failed + 1)); printf 'FAIL  TCG_STEP11_TMA_C=2 %s: want exit code 2 and one error line\n%s\n' "$step" "$err"
@@ -170,15 +201,19 @@ for step in "$@"; do
       # tail, BLOCK_N 64 with odd and even halves of a scale atom, partial tiles (rows past M in
       # a sender's quarter, columns past N), N % 8 != 0; every run launches twice (bitwise the same).
       expected=$((expected + 9))
-      TCG_STEP12_SPLITS=4 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8      # 34 k-tiles: 9,9,8,8
-      TCG_STEP12_SPLITS=4 run "$step" --m 128 --n 256 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
-      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=64 run "$step" --m 50 --n 200 --k 4160 --inputs integer --sim-sms 16
-      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=128 run "$step" --m 130 --n 72 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
-      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=64 run "$step" --m 128 --n 256 --k 4160 --inputs integer --sim-sms 8
-      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=128 run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6
-      TCG_STEP12_SPLITS=1 run "$step" --m 200 --n 300 --k 1088 --inputs integer                    # no cluster
-      run "$step" --m 128 --n 4096 --k 7168 --inputs integer                                     # competition shape 2: 64, S = 2
-      run "$step" --m 128 --n 7168 --k 2048 --inputs random --sim-seed 2                          # competition shape 3: BLOCK_N 64, S = 1
+      # 2 tiles of BLOCK_N 128 (the plan's choice with S forced), 34 k-tiles: 9,9,8,8
+      TCG_STEP12_SPLITS=4 PLAN_HAS="BLOCK_N 128, S 4, MC 1, clusters of 4, 8 CTAs" \
+        run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8
+      TCG_STEP12_SPLITS=4 PLAN_HAS="BLOCK_N 128, S 4, MC 1, clusters of 4, 8 CTAs" \
+        run "$step" --m 128 --n 256 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
+      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=64 PLAN_HAS="S 4, MC 1, clusters of 4, 16 CTAs" \
+        run "$step" --m 50 --n 200 --k 4160 --inputs integer --sim-sms 16                            # 2 waves: 16 SMs hold 12
+      TCG_STEP12_SPLITS=4 TCG_STEP12_BLOCK_N=128 PLAN_HAS="S 4" run "$step" --m 130 --n 72 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
+      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=64 PLAN_HAS="S 2" run "$step" --m 128 --n 256 --k 4160 --inputs integer --sim-sms 8
+      TCG_STEP12_SPLITS=2 TCG_STEP12_BLOCK_N=128 PLAN_HAS="S 2" run "$step" --m 1 --n 1000 --k 4160 --inputs random --sim-sms 24 --sim-seed 6
+      TCG_STEP12_SPLITS=1 PLAN_HAS="no clusters" run "$step" --m 200 --n 300 --k 1088 --inputs integer
+      PLAN_HAS="BLOCK_N 64, S 2" run "$step" --m 128 --n 4096 --k 7168 --inputs integer            # competition shape 2
+      PLAN_HAS="BLOCK_N 64, S 1" run "$step" --m 128 --n 7168 --k 2048 --inputs random --sim-seed 2 # competition shape 3
     fi
     if [[ "$MULTICAST_STEPS" == *" $step "* ]]; then
       # Clusters of MC x S: stage i's A and SFA multicast by the CTA of tile % MC == i % MC, slots
@@ -186,15 +221,19 @@ for step in "$@"; do
       # lone last k-tile: 2-D multicast boxes), K of one k-tile, two rows of tiles (M > 128),
       # columns past N and N % 8 != 0, stage parities wrapping; every run launches twice.
       expected=$((expected + 9))
-      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=1 run "$step" --m 200 --n 512 --k 4160 --inputs integer --sim-sms 8   # 17 k-tiles
-      TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=2 run "$step" --m 128 --n 512 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
-      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=4 TCG_STEP13_BLOCK_N=64 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 32
-      TCG_STEP13_MULTICAST=4 TCG_STEP13_BLOCK_N=64 run "$step" --m 130 --n 256 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
-      TCG_STEP13_MULTICAST=2 run "$step" --m 1 --n 1004 --k 4160 --inputs random --sim-sms 24 --sim-seed 6   # N % 8 != 0: direct stores
-      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=1 run "$step" --m 128 --n 256 --k 256 --inputs integer      # K of one k-tile
-      TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=1 run "$step" --m 256 --n 512 --k 3328 --inputs integer --sim-sms 8  # 13 k-tiles, 2 rows
-      run "$step" --m 128 --n 7168 --k 2048 --inputs integer                                     # competition shape 3: 64, MC = 4
-      run "$step" --m 128 --n 7168 --k 16384 --inputs random --sim-seed 2 --sim-sms 148          # competition shape 1: 128, MC = 2, S = 2
+      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=1 PLAN_HAS="MC 2, clusters of 2" \
+        run "$step" --m 200 --n 512 --k 4160 --inputs integer --sim-sms 8   # 17 k-tiles
+      TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=2 PLAN_HAS="S 2, MC 4, clusters of 8" \
+        run "$step" --m 128 --n 512 --k 8512 --inputs random --sim-sms 8 --sim-seed 3
+      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=4 TCG_STEP13_BLOCK_N=64 PLAN_HAS="S 4, MC 2, clusters of 8" \
+        run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 32
+      TCG_STEP13_MULTICAST=4 TCG_STEP13_BLOCK_N=64 PLAN_HAS="MC 4" run "$step" --m 130 --n 256 --k 1792 --inputs random --sim-sms 8 --sim-seed 1
+      TCG_STEP13_MULTICAST=2 PLAN_HAS="MC 2" run "$step" --m 1 --n 1004 --k 4160 --inputs random --sim-sms 24 --sim-seed 6   # N % 8 != 0: direct stores
+      TCG_STEP13_MULTICAST=2 TCG_STEP13_SPLITS=1 PLAN_HAS="MC 2" run "$step" --m 128 --n 256 --k 256 --inputs integer      # K of one k-tile
+      TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=1 PLAN_HAS="MC 4" \
+        run "$step" --m 256 --n 512 --k 3328 --inputs integer --sim-sms 8  # 13 k-tiles, 2 rows
+      PLAN_HAS="BLOCK_N 64, S 1, MC 4" run "$step" --m 128 --n 7168 --k 2048 --inputs integer               # competition shape 3
+      PLAN_HAS="BLOCK_N 128, S 2, MC 2" run "$step" --m 128 --n 7168 --k 16384 --inputs random --sim-seed 2 --sim-sms 148  # shape 1
     fi
     continue
   fi

@@ -461,7 +461,7 @@ void launch(const GemmArgs& g) {
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
   d.block = dim3(NUM_THREADS);
-  d.cluster = dim3(unsigned(p.splits), 1, 1);
+  d.cluster = dim3(unsigned(p.cluster), 1, 1);
   if (p.block_n == 64) {
     d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b, tmap_a3, tmap_b3, tmap_c, tma_c,

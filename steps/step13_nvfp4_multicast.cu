@@ -486,7 +486,7 @@ void launch(const GemmArgs& g) {
   LaunchDims d;
   d.grid = dim3(unsigned(p.tiles * p.splits));
   d.block = dim3(NUM_THREADS);
-  d.cluster = dim3(unsigned(p.splits * p.mc), 1, 1);
+  d.cluster = dim3(unsigned(p.cluster), 1, 1);
   if (p.block_n == 64) {
     d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
     note_if_clusters_do_not_fit(gemm_kernel_n64<false>, d, "step13", kOneWaveHint);

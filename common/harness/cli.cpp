@@ -146,8 +146,8 @@ std::string usage(const StepSpec& spec) {
   u += "  --verbose               say why no GPU was used, in the CUDA runtime's words\n";
   u += "  -h, --help              this text\n";
   if (spec.knobs != nullptr) {
-    u += "Environment knobs (tests and the levers' tables; a value the problem or GPU cannot take is\n"
-         "refused with exit code 2):\n";
+    u += "Environment knobs (tests and the levers' tables; unset, the plan chooses; a value the problem\n"
+         "or the GPU cannot take is refused with exit code 2):\n";
     u += spec.knobs;
   }
   u += "Both '--m 512' and '--m=512' work.\n";

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "common/nvfp4_layout.h"
 #include "common/sim/sim_api.h"
@@ -136,13 +137,20 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
   const Costs costs = model_costs();
   const Estimate est{rules, costs};
   const int k_tiles = (k / (kElementsPerKTile / kKStepsPerKTile) + kKStepsPerKTile - 1) / kKStepsPerKTile;
-  std::vector<int> split_choices = rules.splits;
+  auto list = [](const int (&v)[kMaxChoices]) {
+    std::vector<int> out;
+    for (int x : v)
+      if (x > 0) out.push_back(x);
+      else break;
+    return out;
+  };
+  std::vector<int> split_choices = list(rules.splits);
   if (split_choices.empty())
     for (int s = 1; s <= k_tiles; ++s) split_choices.push_back(s);
   std::vector<int> bns, mcs, ss;
-  for (int bn : rules.block_n)
+  for (int bn : list(rules.block_n))
     if (!forced.block_n || bn == forced.block_n) bns.push_back(bn);
-  for (int mc : rules.multicast)
+  for (int mc : list(rules.multicast))
     if (!forced.mc || mc == forced.mc) mcs.push_back(mc);
   for (int s : split_choices)
     if (forced.splits ? s == forced.splits : (!rules.max_chosen_splits || s <= rules.max_chosen_splits)) ss.push_back(s);

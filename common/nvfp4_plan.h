@@ -5,7 +5,6 @@
 // its kernel runs (PlanRules); nvfp4_plan.cpp says what the estimate weighs. Host code only.
 #pragma once
 #include <string>
-#include <vector>
 
 namespace tcg::nvfp4 {
 
@@ -20,13 +19,15 @@ enum class CStore {
   kTma,           // steps 11-13: TMA stores of swizzled sub-tiles, whole sectors
 };
 
-// What a step's kernel runs.
+// What a step's kernel runs. The lists end at their first 0 (a plain aggregate: the steps' GPU
+// and emulator builds each hold one, and may share no definition, not even a destructor's).
+constexpr int kMaxChoices = 4;
 struct PlanRules {
   const char* knobs;              // the knobs' prefix in messages, e.g. "TCG_STEP12_"
-  std::vector<int> block_n;       // tile widths the kernel has: {128} or {64, 128}
-  std::vector<int> splits;        // split counts it runs ({1, 2, 4}); empty: any from 1 to the k-tiles
+  int block_n[kMaxChoices];       // tile widths the kernel has: {128} or {64, 128}
+  int splits[kMaxChoices];        // split counts it runs ({1, 2, 4}); {}: any from 1 to the k-tiles
   int max_chosen_splits;          // the planner picks S <= this unless forced; 0: no cap
-  std::vector<int> multicast;     // tiles along N that share A's copies: {1} or {1, 2, 4}
+  int multicast[kMaxChoices];     // tiles along N that share A's copies: {1} or {1, 2, 4}
   int k_tiles_per_stage;          // 1, or 2 (one box of two k-tiles per operand)
   int stages_n128, stages_n64;    // the ring's depth for each tile width
   Reduction reduction;

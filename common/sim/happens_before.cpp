@@ -4,6 +4,7 @@
 // sync.cpp (bar.sync, __syncwarp, the cluster barrier), mma.cpp (a commit's arrival carries its
 // thread's clock), global_order.cpp (atom.acq_rel: acquire, then release).
 #include <algorithm>
+#include <cstring>
 
 #include "internal.h"
 
@@ -28,12 +29,46 @@ Known& HbClock::at(uint32_t agent) {
 }
 
 namespace {
-void max_into(Known& k, const Known& b) {
+inline __attribute__((always_inline)) void max_into(Known& k, const Known& b) {
   k.epoch = std::max(k.epoch, b.epoch);
   k.issued = std::max(k.issued, b.issued);
   k.committed = std::max(k.committed, b.committed);
   k.ld_issued = std::max(k.ld_issued, b.ld_issued);
   k.ld_waited = std::max(k.ld_waited, b.ld_waited);
+}
+}  // namespace
+
+namespace {
+// Both clocks name the same agents in the same order (threads that passed the same barriers: the
+// lanes of a warp at __syncwarp, the threads of a CTA).
+bool same_agents(const std::vector<Known>& x, const std::vector<Known>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].agent != y[i].agent) return false;
+  return true;
+}
+
+// Raises every field of x to y's, the agents being the same: four fields at a time.
+void max_fields(std::vector<Known>& x, const std::vector<Known>& y) {
+  static_assert(sizeof(Known) == 6 * sizeof(uint32_t), "Known: six 32-bit fields, no padding");
+  typedef uint32_t V __attribute__((vector_size(16)));
+  const size_t words = x.size() * 6;
+  unsigned char* a = reinterpret_cast<unsigned char*>(x.data());
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(y.data());
+  size_t k = 0;
+  for (; k + 4 <= words; k += 4) {
+    V va, vb;
+    std::memcpy(&va, a + 4 * k, 16);
+    std::memcpy(&vb, b + 4 * k, 16);
+    va = va > vb ? va : vb;
+    std::memcpy(a + 4 * k, &va, 16);
+  }
+  for (; k < words; ++k) {
+    uint32_t wa, wb;
+    std::memcpy(&wa, a + 4 * k, 4);
+    std::memcpy(&wb, b + 4 * k, 4);
+    if (wb > wa) std::memcpy(a + 4 * k, &wb, 4);
+  }
 }
 }  // namespace
 
@@ -43,20 +78,33 @@ void HbClock::join(const HbClock& o) {
     e = o.e;
     return;
   }
+  if (same_agents(e, o.e)) {  // the agent fields are equal, so their max is themselves
+    max_fields(e, o.e);
+    return;
+  }
   // The common case: every agent of `o` is already here (threads that passed the same barriers):
-  // in place, without allocating.
+  // in place, in one pass, without allocating. If `o` turns out to know an agent this clock does
+  // not, the merge below finishes the job: the entries already raised stay correct (max is
+  // idempotent).
   {
     size_t i = 0, j = 0;
-    while (j < o.e.size() && i < e.size()) {
-      if (e[i].agent < o.e[j].agent) ++i;
-      else if (e[i].agent == o.e[j].agent) ++i, ++j;
-      else break;
+    const size_t n = e.size(), m = o.e.size();
+    Known* a = e.data();
+    const Known* b = o.e.data();
+    if (m * 16 < n) {  // a small clock into a large one (a barrier's few arrivals): search for each
+      while (j < m) {
+        i = size_t(std::lower_bound(a + i, a + n, b[j].agent, [](const Known& k, uint32_t x) { return k.agent < x; }) - a);
+        if (i == n || a[i].agent != b[j].agent) break;
+        max_into(a[i++], b[j++]);
+      }
+    } else {
+      while (j < m && i < n) {
+        if (a[i].agent == b[j].agent) max_into(a[i++], b[j++]);
+        else if (a[i].agent < b[j].agent) ++i;
+        else break;
+      }
     }
-    if (j == o.e.size()) {
-      for (size_t a = 0, b = 0; b < o.e.size(); ++a)
-        if (e[a].agent == o.e[b].agent) max_into(e[a], o.e[b++]);
-      return;
-    }
+    if (j == m) return;
   }
   std::vector<Known> r;
   r.reserve(e.size() + o.e.size());

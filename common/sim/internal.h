@@ -176,8 +176,7 @@ struct SmemChunk {             // 16 bytes of a CTA's shared memory
 enum class FState { kRunnable, kBlocked, kDone };
 
 struct Fiber {
-  ucontext_t ctx{};  // the initial context: fresh stack, entry fiber_entry
-  jmp_buf jb;        // where the fiber resumes once it has run
+  jmp_buf jb;        // where the fiber resumes once it has run (it starts on a fresh stack: switch_to)
   bool started = false;
   void* stack = nullptr;
   const uint64_t* canary = nullptr;  // a slab stack's canary word (scheduler.cpp); none: a guarded stack

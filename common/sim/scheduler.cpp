@@ -433,17 +433,31 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
   f->traced = s.timed && g_options.trace && f->lane == 0 && trace_cta(*cta);
   f->stack = get_stack();
   f->canary = stack_canary(f->stack);
-  getcontext(&f->ctx);
-  f->ctx.uc_stack.ss_sp = static_cast<char*>(f->stack) + g_page;
-  f->ctx.uc_stack.ss_size = kStackBytes;
-  f->ctx.uc_link = nullptr;  // fiber_entry never returns: it jumps back to the scheduler
-  makecontext(&f->ctx, fiber_entry, 0);
   cta->fibers.push_back(f.get());
   set_runnable(f.get());
   cl.fibers.push_back(std::move(f));
 }
 
 namespace {
+// Starts `f` on its fresh stack at fiber_entry (never returns). The context is made here, on the
+// scheduler's stack, from one captured once: a fiber does not keep a ucontext_t (~1 KiB) it
+// needs only to start, and its creation makes no system call.
+__attribute__((noinline, noreturn)) void start_fiber(Fiber* f) {
+  static ucontext_t initial;
+  static bool captured = false;
+  if (!captured) {
+    getcontext(&initial);
+    captured = true;
+  }
+  ucontext_t uc = initial;
+  uc.uc_stack.ss_sp = static_cast<char*>(f->stack) + g_page;
+  uc.uc_stack.ss_size = kStackBytes;
+  uc.uc_link = nullptr;  // fiber_entry never returns: it jumps back to the scheduler
+  makecontext(&uc, fiber_entry, 0);
+  setcontext(&uc);
+  abort();  // setcontext returns only on failure
+}
+
 // Runs fiber f until it switches back, then checks the canary of its stack if it has no guard
 // page. A fiber is started once with setcontext (a fresh stack needs ucontext) and afterwards
 // resumed with _longjmp, which, unlike swapcontext, does not save and restore the signal mask with
@@ -454,7 +468,7 @@ void switch_to(Scheduler& s, Fiber* f) {
   if (_setjmp(s.main_jb) == 0) {
     if (!f->started) {
       f->started = true;
-      setcontext(&f->ctx);
+      start_fiber(f);
     }
     _longjmp(f->jb, 1);
   }

@@ -179,8 +179,10 @@ void syncwarp(SrcLoc at) {
     HbClock all;
     for (void* d : c.data)
       if (d) all.join(hb_release(*static_cast<Fiber*>(d)));
+    // Acquiring: each lane's clock joined with `all`, which already holds it (the lane's clock is
+    // one of those joined, with the same agents or fewer), so the join is `all` itself: a copy.
     for (void* d : c.data)
-      if (d) hb_acquire(*static_cast<Fiber*>(d), all);
+      if (d) static_cast<Fiber*>(d)->hb = all;
   });
   note_thread_sync("__syncwarp", at);
 }

@@ -12,20 +12,29 @@ namespace tcsim {
 namespace detail {
 
 namespace {
-auto lower(std::vector<Known>& e, uint32_t agent) {
-  return std::lower_bound(e.begin(), e.end(), agent, [](const Known& k, uint32_t a) { return k.agent < a; });
+// The first entry not before `agent` (lower_bound). Agents are numbered in thread order as CTAs
+// start, so a clock that knows a CTA's threads usually holds them as a run of consecutive
+// numbers: the entry is tried where that run would put it before searching (a large clock's
+// binary search is several cache misses).
+size_t lower(const std::vector<Known>& e, uint32_t agent) {
+  if (!e.empty() && agent >= e.front().agent) {
+    const size_t guess = agent - e.front().agent;
+    if (guess < e.size() && e[guess].agent == agent) return guess;
+  }
+  return size_t(std::lower_bound(e.begin(), e.end(), agent, [](const Known& k, uint32_t a) { return k.agent < a; }) -
+                e.begin());
 }
 }  // namespace
 
 const Known* HbClock::find(uint32_t agent) const {
-  auto it = std::lower_bound(e.begin(), e.end(), agent, [](const Known& k, uint32_t a) { return k.agent < a; });
-  return it != e.end() && it->agent == agent ? &*it : nullptr;
+  const size_t i = lower(e, agent);
+  return i < e.size() && e[i].agent == agent ? &e[i] : nullptr;
 }
 
 Known& HbClock::at(uint32_t agent) {
-  auto it = lower(e, agent);
-  if (it == e.end() || it->agent != agent) it = e.insert(it, Known{agent, 0, 0, 0, 0, 0});
-  return *it;
+  const size_t i = lower(e, agent);
+  if (i == e.size() || e[i].agent != agent) return *e.insert(e.begin() + long(i), Known{agent, 0, 0, 0, 0, 0});
+  return e[i];
 }
 
 namespace {
@@ -106,21 +115,28 @@ void HbClock::join(const HbClock& o) {
     }
     if (j == m) return;
   }
-  std::vector<Known> r;
-  r.reserve(e.size() + o.e.size());
-  size_t i = 0, j = 0;
-  while (i < e.size() || j < o.e.size()) {
-    if (j == o.e.size() || (i < e.size() && e[i].agent < o.e[j].agent)) {
-      r.push_back(e[i++]);
-    } else if (i == e.size() || o.e[j].agent < e[i].agent) {
-      r.push_back(o.e[j++]);
+  // The merge, into one scratch buffer kept from merge to merge, then copied (a clock keeps no
+  // spare capacity: there is one per thread).
+  static std::vector<Known> scratch;
+  const size_t n = e.size(), m = o.e.size();
+  if (scratch.size() < n + m) scratch.resize(n + m);
+  Known* r = scratch.data();
+  const Known* a = e.data();
+  const Known* b = o.e.data();
+  size_t i = 0, j = 0, k = 0;
+  while (i < n && j < m) {
+    if (a[i].agent < b[j].agent) {
+      r[k++] = a[i++];
+    } else if (b[j].agent < a[i].agent) {
+      r[k++] = b[j++];
     } else {
-      Known k = e[i++];
-      max_into(k, o.e[j++]);
-      r.push_back(k);
+      r[k] = a[i++];
+      max_into(r[k++], b[j++]);
     }
   }
-  e.swap(r);
+  while (i < n) r[k++] = a[i++];
+  while (j < m) r[k++] = b[j++];
+  e.assign(r, r + k);
 }
 
 Stamp hb_stamp(const Fiber& f) { return Stamp{f.agent, f.epoch}; }

@@ -180,6 +180,7 @@ struct Fiber {
   bool started = false;
   void* stack = nullptr;
   const uint64_t* canary = nullptr;  // a slab stack's canary word (scheduler.cpp); none: a guarded stack
+  const char* resume_frame = nullptr;  // its stack where it last yielded (the timed loop prefetches it)
   ThreadVars vars{};
   int tid = 0, warp = 0, lane = 0;
   Cta* cta = nullptr;

@@ -96,6 +96,7 @@ void yield() {
   // Under the timing model a thread that is still runnable goes back into the event heap at
   // its own clock (a blocked one is put back by set_runnable when it is woken).
   if (s.timed && f->state == FState::kRunnable && f->run_idx >= 0) heap_push(s, f->t, 0, f, ++f->heap_stamp);
+  f->resume_frame = static_cast<const char*>(__builtin_frame_address(0));
   if (_setjmp(f->jb) == 0) _longjmp(s.main_jb, 1);
 }
 
@@ -478,6 +479,18 @@ void switch_to(Scheduler& s, Fiber* f) {
                    std::to_string(kStackBytes / 1024) + " KiB of stack)");
 }
 
+// The memory a switch to `f` touches first: its saved registers, its scheduling fields, and the
+// frames above the point where it yielded. Tens of thousands of threads take turns, so these are
+// rarely in the cache; fetching them while the current thread runs hides most of that wait.
+void prefetch_fiber(const Fiber* f) {
+  const char* p = reinterpret_cast<const char*>(f);
+  for (size_t off = 0; off < sizeof(f->jb); off += 64) __builtin_prefetch(p + off);
+  __builtin_prefetch(&f->run_idx);
+  __builtin_prefetch(&f->heap_stamp);
+  if (f->resume_frame)
+    for (int line = -2; line < 16; ++line) __builtin_prefetch(f->resume_frame + 64 * line);
+}
+
 // The timing model's run loop: always the earliest event (thread, asynchronous operation,
 // tcgen05 queue head); equal times in issue order. Deterministic: no seed is involved.
 void run_grid_timed(Scheduler& s) {
@@ -539,6 +552,7 @@ void run_grid_timed(Scheduler& s) {
     Fiber* f = e.f;
     while (!s.events.empty() && !valid(s.events.front())) pop();
     s.horizon = (s.events.empty() ? f->t : std::max(f->t, s.events.front().t)) + kLookaheadNs;
+    if (!s.events.empty() && s.events.front().kind == 0) prefetch_fiber(s.events.front().f);
     switch_to(s, f);
   }
 }

@@ -48,17 +48,23 @@ struct Chip {
     l2_free = hbm_free = write_free = l2_req_free = 0;
     touched.clear();
   }
-  // Sector bytes of [addr, addr+len) and how many of them are read for the first time.
+  // Sector bytes of [addr, addr+len) and how many of them are read for the first time: one look-up
+  // per 4 KiB page the range touches, the page's sectors taken 64 at a time.
   void sectors(uint64_t addr, uint64_t len, uint64_t* bytes, uint64_t* fresh) {
     const uint64_t first = addr / 32, last = (addr + len - 1) / 32;
     *bytes += (last - first + 1) * 32;
-    for (uint64_t sct = first; sct <= last; ++sct) {
-      auto& bits = touched[sct >> 7];
-      const uint64_t b = sct & 127, mask = 1ull << (b & 63);
-      if (!(bits[b >> 6] & mask)) {
-        bits[b >> 6] |= mask;
-        *fresh += 32;
+    for (uint64_t sct = first; sct <= last;) {
+      const uint64_t page = sct >> 7, end = std::min(last, page << 7 | 127);  // this page's part: [sct, end]
+      auto& bits = touched[page];
+      for (int w = 0; w < 2; ++w) {
+        const uint64_t lo = std::max(sct & 127, uint64_t(64 * w)), hi = std::min(end & 127, uint64_t(64 * w + 63));
+        if (lo > hi) continue;
+        const uint64_t n = hi - lo + 1;
+        const uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << (lo - 64 * w);
+        *fresh += 32 * uint64_t(__builtin_popcountll(mask & ~bits[w]));
+        bits[w] |= mask;
       }
+      sct = end + 1;
     }
   }
 };
@@ -362,13 +368,31 @@ void model_release_membar(Fiber& f) {
 double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
   Scheduler& s = *g_sched;
   const double t = s.now;
-  std::unordered_map<uint64_t, uint32_t> sector_bytes;
+  // (sector, bytes) in the order the rows give them; a sector shared by two neighbouring rows is
+  // merged, and rows out of address order are sorted and merged below.
+  std::vector<std::pair<uint64_t, uint32_t>> sector_bytes;
   const uint64_t sb = uint64_t(p(kSectorBytes));
   uint64_t bytes = 0, fresh = 0;
+  bool ordered = true;
   for (const auto& [addr, len] : rows.segments) {
     g_chip.sectors(addr, len, &bytes, &fresh);  // C now lives in L2
-    for (uint64_t sct = addr / sb; sct <= (addr + len - 1) / sb; ++sct)
-      sector_bytes[sct] += uint32_t(std::min(addr + len, (sct + 1) * sb) - std::max(addr, sct * sb));
+    for (uint64_t sct = addr / sb; sct <= (addr + len - 1) / sb; ++sct) {
+      const uint32_t part = uint32_t(std::min(addr + len, (sct + 1) * sb) - std::max(addr, sct * sb));
+      if (!sector_bytes.empty() && sector_bytes.back().first == sct) {
+        sector_bytes.back().second += part;
+        continue;
+      }
+      if (!sector_bytes.empty() && sector_bytes.back().first > sct) ordered = false;
+      sector_bytes.emplace_back(sct, part);
+    }
+  }
+  if (!ordered) {
+    std::sort(sector_bytes.begin(), sector_bytes.end());
+    size_t k = 0;
+    for (size_t i = 0; i < sector_bytes.size(); ++i)
+      if (k > 0 && sector_bytes[k - 1].first == sector_bytes[i].first) sector_bytes[k - 1].second += sector_bytes[i].second;
+      else sector_bytes[k++] = sector_bytes[i];
+    sector_bytes.resize(k);
   }
   if (sector_bytes.empty()) return *t_read = t;  // all clipped: nothing is written
   const double done = charge_store(*src.sm, t, store_charge(sector_bytes));

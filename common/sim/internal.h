@@ -22,13 +22,12 @@
 // wrote each TMEM cell and shared-memory piece: reads of unwritten TMEM, operand layouts that
 // differ from what the TMA wrote), bounds.cpp (what bounds a timed launch: engines' busy time,
 // waits per barrier, CTAs per SM).
-// Headers: this one; event_queue.h (the timing model's event queue); happens_before.h (the vector clocks; tmem_hazards.h includes it);
+// Headers: this one; event_queue.h (the timing model's event queue); fiber_switch.h (switching
+// between the scheduler and the fibers, fiber_switch.cpp); happens_before.h (the vector clocks; tmem_hazards.h includes it);
 // provenance.h; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
 // model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
 // timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
-#include <setjmp.h>
-#include <ucontext.h>
 
 #include <array>
 #include <atomic>
@@ -44,6 +43,7 @@
 
 #include "../descriptors.h"
 #include "event_queue.h"
+#include "fiber_switch.h"
 #include "sim.h"
 #include "provenance.h"
 #include "timing.h"
@@ -176,11 +176,9 @@ struct SmemChunk {             // 16 bytes of a CTA's shared memory
 enum class FState { kRunnable, kBlocked, kDone };
 
 struct Fiber {
-  jmp_buf jb;        // where the fiber resumes once it has run (it starts on a fresh stack: switch_to)
-  bool started = false;
+  FiberContext ctx;  // where it resumes (fiber_switch.h); made to start at fiber_entry on its stack
   void* stack = nullptr;
   const uint64_t* canary = nullptr;  // a slab stack's canary word (scheduler.cpp); none: a guarded stack
-  const char* resume_frame = nullptr;  // its stack where it last yielded (the timed loop prefetches it)
   ThreadVars vars{};
   int tid = 0, warp = 0, lane = 0;
   Cta* cta = nullptr;
@@ -367,7 +365,7 @@ struct Cluster {
 constexpr double kLookaheadNs = 10.0;
 
 struct Scheduler {
-  jmp_buf main_jb;  // where a fiber returns to the scheduler
+  FiberContext main_ctx;  // where a fiber returns to the scheduler
   Fiber* cur = nullptr;
   Rng rng{1};
   double p_preempt = 0.2, p_async = 0.3;

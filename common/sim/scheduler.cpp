@@ -8,10 +8,7 @@
 // (§9.7.13, §9.7.16.7-8: every lane of the warp executes the same instruction); and the reports
 // when nothing can move (deadlock) or something spins (livelock).
 //
-// Fibers start with ucontext (a fresh stack) and then switch with _setjmp/_longjmp; glibc's
-// fortified longjmp would reject that as a jump into an "uninitialised stack frame", so
-// fortification is off in this file.
-#undef _FORTIFY_SOURCE
+// Fibers switch through fiber_switch.h (each starts on a fresh stack at fiber_entry).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -58,7 +55,8 @@ std::string loc(SrcLoc at) {
   if (s.cur) {
     s.failed = true;
     s.error = msg;
-    _longjmp(s.main_jb, 1);  // never resumed
+    fiber_switch(s.cur->ctx, s.main_ctx);  // never resumed
+    abort();
   }
   throw SimError(msg);
 }
@@ -96,8 +94,7 @@ void yield() {
   // Under the timing model a thread that is still runnable goes back into the event heap at
   // its own clock (a blocked one is put back by set_runnable when it is woken).
   if (s.timed && f->state == FState::kRunnable && f->run_idx >= 0) heap_push(s, f->t, 0, f, ++f->heap_stamp);
-  f->resume_frame = static_cast<const char*>(__builtin_frame_address(0));
-  if (_setjmp(f->jb) == 0) _longjmp(s.main_jb, 1);
+  fiber_switch(f->ctx, s.main_ctx);
 }
 
 // Every emulated instruction passes here: it counts, checks the budget and may be preempted.
@@ -359,7 +356,8 @@ void fiber_entry() {
   if (cl.done == cl.fibers.size()) s.retire_pending = true;  // retired on the scheduler's stack
   // Other outstanding asynchronous work of an exited thread still completes (nothing cancels it)
   // as long as its CTA is alive; cta_finished() reports work that outlives the CTA.
-  _longjmp(s.main_jb, 1);
+  fiber_switch(f.ctx, s.main_ctx);  // never resumed
+  abort();
 }
 }  // namespace
 
@@ -434,45 +432,19 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
   f->traced = s.timed && g_options.trace && f->lane == 0 && trace_cta(*cta);
   f->stack = get_stack();
   f->canary = stack_canary(f->stack);
+  fiber_prepare(f->ctx, static_cast<char*>(f->stack) + g_page, kStackBytes, fiber_entry);
   cta->fibers.push_back(f.get());
   set_runnable(f.get());
   cl.fibers.push_back(std::move(f));
 }
 
 namespace {
-// Starts `f` on its fresh stack at fiber_entry (never returns). The context is made here, on the
-// scheduler's stack, from one captured once: a fiber does not keep a ucontext_t (~1 KiB) it
-// needs only to start, and its creation makes no system call.
-__attribute__((noinline, noreturn)) void start_fiber(Fiber* f) {
-  static ucontext_t initial;
-  static bool captured = false;
-  if (!captured) {
-    getcontext(&initial);
-    captured = true;
-  }
-  ucontext_t uc = initial;
-  uc.uc_stack.ss_sp = static_cast<char*>(f->stack) + g_page;
-  uc.uc_stack.ss_size = kStackBytes;
-  uc.uc_link = nullptr;  // fiber_entry never returns: it jumps back to the scheduler
-  makecontext(&uc, fiber_entry, 0);
-  setcontext(&uc);
-  abort();  // setcontext returns only on failure
-}
-
 // Runs fiber f until it switches back, then checks the canary of its stack if it has no guard
-// page. A fiber is started once with setcontext (a fresh stack needs ucontext) and afterwards
-// resumed with _longjmp, which, unlike swapcontext, does not save and restore the signal mask with
-// a system call on every switch.
+// page.
 void switch_to(Scheduler& s, Fiber* f) {
   s.cur = f;
   g_stats.fiber_switches++;
-  if (_setjmp(s.main_jb) == 0) {
-    if (!f->started) {
-      f->started = true;
-      start_fiber(f);
-    }
-    _longjmp(f->jb, 1);
-  }
+  fiber_switch(s.main_ctx, f->ctx);
   s.cur = nullptr;
   if (f->state != FState::kDone && f->canary && *f->canary != kCanary)
     throw SimError("tcsim: fiber stack overflow in " + who(*f) + " near " + loc(f->at) + " (more than " +
@@ -484,11 +456,11 @@ void switch_to(Scheduler& s, Fiber* f) {
 // rarely in the cache; fetching them while the current thread runs hides most of that wait.
 void prefetch_fiber(const Fiber* f) {
   const char* p = reinterpret_cast<const char*>(f);
-  for (size_t off = 0; off < sizeof(f->jb); off += 64) __builtin_prefetch(p + off);
+  for (size_t off = 0; off < sizeof(f->ctx); off += 64) __builtin_prefetch(p + off);
   __builtin_prefetch(&f->run_idx);
   __builtin_prefetch(&f->heap_stamp);
-  if (f->resume_frame)
-    for (int line = -2; line < 16; ++line) __builtin_prefetch(f->resume_frame + 64 * line);
+  if (const char* sp = fiber_stack_hint(f->ctx))
+    for (int line = 0; line < 16; ++line) __builtin_prefetch(sp + 64 * line);
 }
 
 // The timing model's run loop: always the earliest event (thread, asynchronous operation,

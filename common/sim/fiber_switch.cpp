@@ -19,10 +19,12 @@ namespace detail {
 extern "C" void tcsim_fiber_swap(void** save_sp, void* load_sp);
 extern "C" void tcsim_fiber_start();
 
-// tcsim_fiber_swap: pushes rbp, rbx, r12-r15 and the MXCSR / x87 control words (System V AMD64
-// ABI: callee-saved), stores the stack pointer in *save_sp, loads load_sp and pops the same from
-// there. tcsim_fiber_start: where a prepared stack "returns" to the first time: calls the entry
-// (in r12) with the stack aligned as at a call.
+// tcsim_fiber_swap: pushes rbp, rbx, r12-r15 (System V AMD64 ABI: callee-saved), stores the stack
+// pointer in *save_sp, loads load_sp and pops the same from there. The MXCSR and x87 control words
+// are callee-saved too, but nothing in the emulator, the harness or a kernel changes them (no
+// fesetround), so every fiber runs with the same ones and a switch leaves them alone (restoring
+// them is a slow, serialising instruction pair). tcsim_fiber_start: where a prepared stack
+// "returns" to the first time: calls the entry (in r12) with the stack aligned as at a call.
 asm(R"(
     .pushsection .text
     .p2align 4
@@ -35,14 +37,8 @@ tcsim_fiber_swap:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -64,19 +60,14 @@ tcsim_fiber_start:
 )");
 
 void fiber_prepare(FiberContext& c, void* stack, size_t bytes, void (*entry)()) {
-  // The frame tcsim_fiber_swap pops: control words, r15, r14, r13, r12 (the entry), rbx, rbp, and
-  // the return address, ending at the 16-byte aligned top of the stack.
+  // The frame tcsim_fiber_swap pops: r15, r14, r13, r12 (the entry), rbx, rbp, and the return
+  // address, ending at the 16-byte aligned top of the stack.
   uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + bytes) & ~uintptr_t(15);
-  uint64_t* frame = reinterpret_cast<uint64_t*>(top) - 8;
-  uint32_t mxcsr;
-  uint16_t fpcw;
-  asm volatile("stmxcsr %0" : "=m"(mxcsr));
-  asm volatile("fnstcw %0" : "=m"(fpcw));
-  frame[0] = uint64_t(mxcsr) | uint64_t(fpcw) << 32;
-  frame[1] = frame[2] = frame[3] = 0;                     // r15, r14, r13
-  frame[4] = reinterpret_cast<uint64_t>(entry);           // r12
-  frame[5] = frame[6] = 0;                                // rbx, rbp
-  frame[7] = reinterpret_cast<uint64_t>(&tcsim_fiber_start);
+  uint64_t* frame = reinterpret_cast<uint64_t*>(top) - 7;
+  frame[0] = frame[1] = frame[2] = 0;                     // r15, r14, r13
+  frame[3] = reinterpret_cast<uint64_t>(entry);           // r12
+  frame[4] = frame[5] = 0;                                // rbx, rbp
+  frame[6] = reinterpret_cast<uint64_t>(&tcsim_fiber_start);
   c.sp = frame;
 }
 

@@ -1,9 +1,8 @@
 // fiber_switch.h — switching the CPU between the scheduler and the fibers (the emulated threads):
 // fiber_switch.cpp. internal.h includes it.
 //
-// A switch saves what the calling code needs kept across a call (the callee-saved registers and
-// the floating-point control words, by the C ABI) on the current stack, and resumes the stack
-// saved in the other context. On x86-64 that is a dozen instructions of assembly (a library
+// A switch saves what the calling code needs kept across a call (the callee-saved registers, by
+// the C ABI) on the current stack, and resumes the stack saved in the other context. On x86-64 that is a dozen instructions of assembly (a library
 // longjmp also unwinds cleanup handlers and checks the jump, a few times the cost, and the
 // emulator switches millions of times per launch). Elsewhere the portable way: _setjmp/_longjmp,
 // a fresh stack started once with ucontext.

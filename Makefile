@@ -55,7 +55,7 @@ COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard com
 
 .PHONY: all test deps clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
 .PHONY: probe-objs nvcc-check
-.PHONY: bench predict plots readme
+.PHONY: bench predict plots readme bench-emulator
 all: $(STEPS)
 
 $(BUILD) $(BUILD)/common $(BUILD)/harness $(BUILD)/sim $(BUILD)/tests:
@@ -217,6 +217,14 @@ calibrate: $(BUILD)/tests/micro
 PLOTS_OUT ?= docs/img
 bench:
 	@bash plots/bench.sh $(BENCH_ARGS)
+
+# bench-emulator: what the emulator itself costs (no GPU needed): CPU seconds and peak memory of
+#          fixed commands (--predict of BF16 and NVFP4 steps at full shapes, a default --sim run, a
+#          Break it case) and of the quick set that `make test` checks, rows appended to
+#          results/emulator_bench.csv with the revision and the machine class
+#          (tests/steps/bench_emulator.py; BENCH_EMULATOR_ARGS e.g. --set quick)
+bench-emulator: all
+	@python3 tests/steps/bench_emulator.py --record $(BENCH_EMULATOR_ARGS)
 
 predict: all
 	@bash plots/predict.sh $(PREDICT_ARGS)

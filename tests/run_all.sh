@@ -18,8 +18,11 @@
 #      for steps 01-13 prints one positive "predicted B200: X TFLOPS" line in time, step 04's
 #      `--trace` file passes tests/checks/check_trace.py, an unwritable --trace path exits 2 with a
 #      one-line error
-#   5. the "Break it" experiments: each deliberate bug must be caught by the emulator; and
-#      deliberately broken copies of the emulator, each of which the tcgen05 probes must notice
+#   5. the "Break it" experiments: each deliberate bug must be caught by the emulator; the
+#      emulator's own speed (tests/steps/bench_emulator.py --check: the quick set's CPU time,
+#      relative to a reference command of the same run, at most 1.5x the newest committed row of
+#      results/emulator_bench.csv); and deliberately broken copies of the emulator, each of which
+#      the tcgen05 probes must notice
 #   6. the charts and the performance page from the committed CSV files (plots/check_plots.sh:
 #      `make plots` into a temporary directory, timeline.py on a hand-written trace)
 #   7. citations: no tracked file cites material outside the repository, every references.md#id
@@ -51,6 +54,7 @@ suite "steps in the emulator" bash tests/steps/run_steps.sh $(make --no-print-di
 suite "timing model and traces" bash tests/steps/run_predict.sh
 suite "microbenchmarks in the timing model" bash tests/gpu/run_micro_sim.sh
 suite "break it" bash tests/steps/break_it.sh
+suite "emulator speed: no command more than 1.5x slower than its committed row" python3 tests/steps/bench_emulator.py --check
 suite "break the emulator: the tcgen05 probes notice" bash tests/gpu/break_probes.sh
 suite "plots" bash plots/check_plots.sh
 suite "citations: every source public, every references.md link resolves" python3 tests/checks/check_citations.py

@@ -34,7 +34,9 @@ struct SmBusy {
 };
 struct WaitAcc {
   double ns = 0;
-  std::map<std::pair<const Cta*, int>, bool> warps;  // (CTA, warp) that waited
+  // (CTA, warp) that waited; the CTA by its index in the grid, not its address (a retired CTA's
+  // memory is reused by a later one, which would count their warps as one)
+  std::map<std::pair<uint32_t, int>, bool> warps;
 };
 
 std::vector<SmBusy> g_sm;
@@ -116,7 +118,7 @@ void bounds_wait(const Fiber& f, const char* label, double ns) {
                                                   : std::string(label ? label : "wait");
   WaitAcc& w = g_waits[{family, f.role ? f.role : "setup"}];
   w.ns += ns;
-  w.warps[{f.cta, f.warp}] = true;
+  w.warps[{linear_cta(*f.cta), f.warp}] = true;
 }
 
 void bounds_finish(const Scheduler& s) {
@@ -159,7 +161,7 @@ void bounds_finish(const Scheduler& s) {
     x.barrier = key.first;
     x.role = key.second;
     x.warps = int(w.warps.size());
-    std::map<const Cta*, bool> ctas;
+    std::map<uint32_t, bool> ctas;
     for (const auto& [cw, yes] : w.warps) ctas[cw.first] = yes;
     x.ctas = int(ctas.size());
     x.share = w.ns / double(w.warps.size()) / s.end;

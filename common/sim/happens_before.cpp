@@ -4,6 +4,7 @@
 // sync.cpp (bar.sync, __syncwarp, the cluster barrier), mma.cpp (a commit's arrival carries its
 // thread's clock), global_order.cpp (atom.acq_rel: acquire, then release).
 #include <algorithm>
+#include <cstring>
 
 #include "internal.h"
 
@@ -11,29 +12,72 @@ namespace tcsim {
 namespace detail {
 
 namespace {
-auto lower(std::vector<Known>& e, uint32_t agent) {
-  return std::lower_bound(e.begin(), e.end(), agent, [](const Known& k, uint32_t a) { return k.agent < a; });
+// The first entry not before `agent` (lower_bound). Agents are numbered in thread order as CTAs
+// start, so a clock that knows a CTA's threads usually holds them as a run of consecutive
+// numbers: the entry is tried where that run would put it before searching (a large clock's
+// binary search is several cache misses).
+size_t lower(const std::vector<Known>& e, uint32_t agent) {
+  if (!e.empty() && agent >= e.front().agent) {
+    const size_t guess = agent - e.front().agent;
+    if (guess < e.size() && e[guess].agent == agent) return guess;
+  }
+  return size_t(std::lower_bound(e.begin(), e.end(), agent, [](const Known& k, uint32_t a) { return k.agent < a; }) -
+                e.begin());
 }
 }  // namespace
 
 const Known* HbClock::find(uint32_t agent) const {
-  auto it = std::lower_bound(e.begin(), e.end(), agent, [](const Known& k, uint32_t a) { return k.agent < a; });
-  return it != e.end() && it->agent == agent ? &*it : nullptr;
+  const size_t i = lower(e, agent);
+  return i < e.size() && e[i].agent == agent ? &e[i] : nullptr;
 }
 
 Known& HbClock::at(uint32_t agent) {
-  auto it = lower(e, agent);
-  if (it == e.end() || it->agent != agent) it = e.insert(it, Known{agent, 0, 0, 0, 0, 0});
-  return *it;
+  const size_t i = lower(e, agent);
+  if (i == e.size() || e[i].agent != agent) return *e.insert(e.begin() + long(i), Known{agent, 0, 0, 0, 0, 0});
+  return e[i];
 }
 
 namespace {
-void max_into(Known& k, const Known& b) {
+inline __attribute__((always_inline)) void max_into(Known& k, const Known& b) {
   k.epoch = std::max(k.epoch, b.epoch);
   k.issued = std::max(k.issued, b.issued);
   k.committed = std::max(k.committed, b.committed);
   k.ld_issued = std::max(k.ld_issued, b.ld_issued);
   k.ld_waited = std::max(k.ld_waited, b.ld_waited);
+}
+}  // namespace
+
+namespace {
+// Both clocks name the same agents in the same order (threads that passed the same barriers: the
+// lanes of a warp at __syncwarp, the threads of a CTA).
+bool same_agents(const std::vector<Known>& x, const std::vector<Known>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].agent != y[i].agent) return false;
+  return true;
+}
+
+// Raises every field of x to y's, the agents being the same: four fields at a time.
+void max_fields(std::vector<Known>& x, const std::vector<Known>& y) {
+  static_assert(sizeof(Known) == 6 * sizeof(uint32_t), "Known: six 32-bit fields, no padding");
+  typedef uint32_t V __attribute__((vector_size(16)));
+  const size_t words = x.size() * 6;
+  unsigned char* a = reinterpret_cast<unsigned char*>(x.data());
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(y.data());
+  size_t k = 0;
+  for (; k + 4 <= words; k += 4) {
+    V va, vb;
+    std::memcpy(&va, a + 4 * k, 16);
+    std::memcpy(&vb, b + 4 * k, 16);
+    va = va > vb ? va : vb;
+    std::memcpy(a + 4 * k, &va, 16);
+  }
+  for (; k < words; ++k) {
+    uint32_t wa, wb;
+    std::memcpy(&wa, a + 4 * k, 4);
+    std::memcpy(&wb, b + 4 * k, 4);
+    if (wb > wa) std::memcpy(a + 4 * k, &wb, 4);
+  }
 }
 }  // namespace
 
@@ -43,36 +87,56 @@ void HbClock::join(const HbClock& o) {
     e = o.e;
     return;
   }
+  if (same_agents(e, o.e)) {  // the agent fields are equal, so their max is themselves
+    max_fields(e, o.e);
+    return;
+  }
   // The common case: every agent of `o` is already here (threads that passed the same barriers):
-  // in place, without allocating.
+  // in place, in one pass, without allocating. If `o` turns out to know an agent this clock does
+  // not, the merge below finishes the job: the entries already raised stay correct (max is
+  // idempotent).
   {
     size_t i = 0, j = 0;
-    while (j < o.e.size() && i < e.size()) {
-      if (e[i].agent < o.e[j].agent) ++i;
-      else if (e[i].agent == o.e[j].agent) ++i, ++j;
-      else break;
-    }
-    if (j == o.e.size()) {
-      for (size_t a = 0, b = 0; b < o.e.size(); ++a)
-        if (e[a].agent == o.e[b].agent) max_into(e[a], o.e[b++]);
-      return;
-    }
-  }
-  std::vector<Known> r;
-  r.reserve(e.size() + o.e.size());
-  size_t i = 0, j = 0;
-  while (i < e.size() || j < o.e.size()) {
-    if (j == o.e.size() || (i < e.size() && e[i].agent < o.e[j].agent)) {
-      r.push_back(e[i++]);
-    } else if (i == e.size() || o.e[j].agent < e[i].agent) {
-      r.push_back(o.e[j++]);
+    const size_t n = e.size(), m = o.e.size();
+    Known* a = e.data();
+    const Known* b = o.e.data();
+    if (m * 16 < n) {  // a small clock into a large one (a barrier's few arrivals): search for each
+      while (j < m) {
+        i = size_t(std::lower_bound(a + i, a + n, b[j].agent, [](const Known& k, uint32_t x) { return k.agent < x; }) - a);
+        if (i == n || a[i].agent != b[j].agent) break;
+        max_into(a[i++], b[j++]);
+      }
     } else {
-      Known k = e[i++];
-      max_into(k, o.e[j++]);
-      r.push_back(k);
+      while (j < m && i < n) {
+        if (a[i].agent == b[j].agent) max_into(a[i++], b[j++]);
+        else if (a[i].agent < b[j].agent) ++i;
+        else break;
+      }
+    }
+    if (j == m) return;
+  }
+  // The merge, into one scratch buffer kept from merge to merge, then copied (a clock keeps no
+  // spare capacity: there is one per thread).
+  static std::vector<Known> scratch;
+  const size_t n = e.size(), m = o.e.size();
+  if (scratch.size() < n + m) scratch.resize(n + m);
+  Known* r = scratch.data();
+  const Known* a = e.data();
+  const Known* b = o.e.data();
+  size_t i = 0, j = 0, k = 0;
+  while (i < n && j < m) {
+    if (a[i].agent < b[j].agent) {
+      r[k++] = a[i++];
+    } else if (b[j].agent < a[i].agent) {
+      r[k++] = b[j++];
+    } else {
+      r[k] = a[i++];
+      max_into(r[k++], b[j++]);
     }
   }
-  e.swap(r);
+  while (i < n) r[k++] = a[i++];
+  while (j < m) r[k++] = b[j++];
+  e.assign(r, r + k);
 }
 
 Stamp hb_stamp(const Fiber& f) { return Stamp{f.agent, f.epoch}; }

@@ -22,13 +22,12 @@
 // wrote each TMEM cell and shared-memory piece: reads of unwritten TMEM, operand layouts that
 // differ from what the TMA wrote), bounds.cpp (what bounds a timed launch: engines' busy time,
 // waits per barrier, CTAs per SM).
-// Headers: this one; happens_before.h (the vector clocks; tmem_hazards.h includes it);
+// Headers: this one; event_queue.h (the timing model's event queue); fiber_switch.h (switching
+// between the scheduler and the fibers, fiber_switch.cpp); happens_before.h (the vector clocks; tmem_hazards.h includes it);
 // provenance.h; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
 // model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
 // timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
-#include <setjmp.h>
-#include <ucontext.h>
 
 #include <array>
 #include <atomic>
@@ -43,6 +42,8 @@
 #include <vector>
 
 #include "../descriptors.h"
+#include "event_queue.h"
+#include "fiber_switch.h"
 #include "sim.h"
 #include "provenance.h"
 #include "timing.h"
@@ -127,7 +128,7 @@ struct AsyncOp {
   Cluster* cluster = nullptr;  // the issuer's (filled in when queued)
   bool remote_arrive = false;  // an mbarrier arrive on another CTA: a releasing cluster arrive completes it
   // Timing model (timing.cpp): when the operation completes on the model clock (ns), and its
-  // issue number (orders ties, finds it again from the event heap).
+  // issue number (orders ties, finds it again from the event queue).
   double t = 0;
   uint64_t seq = 0;
 };
@@ -175,10 +176,9 @@ struct SmemChunk {             // 16 bytes of a CTA's shared memory
 enum class FState { kRunnable, kBlocked, kDone };
 
 struct Fiber {
-  ucontext_t ctx{};  // the initial context: fresh stack, entry fiber_entry
-  jmp_buf jb;        // where the fiber resumes once it has run
-  bool started = false;
+  FiberContext ctx;  // where it resumes (fiber_switch.h); made to start at fiber_entry on its stack
   void* stack = nullptr;
+  const uint64_t* canary = nullptr;  // a slab stack's canary word (scheduler.cpp); none: a guarded stack
   ThreadVars vars{};
   int tid = 0, warp = 0, lane = 0;
   Cta* cta = nullptr;
@@ -211,7 +211,7 @@ struct Fiber {
   // barrier.cluster: arrivals made, waits completed (an arrive must be followed by a wait).
   uint32_t cluster_arrivals = 0, cluster_waits = 0;
   // Timing model (timing.cpp): this thread's clock (ns since the launch), the stamp of its valid
-  // entry in the event heap, the completion time of its last tcgen05 operation (they complete
+  // entry in the event queue, the completion time of its last tcgen05 operation (they complete
   // in order), and what it records for the trace (lane 0 of a traced CTA's warp).
   double t = 0;
   uint64_t heap_stamp = 0;
@@ -317,6 +317,7 @@ struct Cta {
   std::vector<Fiber*> fibers;
   std::vector<Collective> warps;
   std::vector<int> warp_exited;
+  std::vector<WarpStores> warp_stores;  // timing model: per warp, its store instructions not yet charged (timing.cpp)
   int exited = 0;
   bool finished = false;  // every thread exited
   CtaBarrier bars[kNumNamedBarriers];
@@ -364,7 +365,7 @@ struct Cluster {
 constexpr double kLookaheadNs = 10.0;
 
 struct Scheduler {
-  jmp_buf main_jb;  // where a fiber returns to the scheduler
+  FiberContext main_ctx;  // where a fiber returns to the scheduler
   Fiber* cur = nullptr;
   Rng rng{1};
   double p_preempt = 0.2, p_async = 0.3;
@@ -383,24 +384,20 @@ struct Scheduler {
   std::vector<Fiber*> runnable;    // fibers that may run now (order irrelevant: picks are random)
   std::vector<Fiber*> tc_busy;     // fibers with queued tcgen05 operations
   bool retire_pending = false;     // a cluster finished: retire it on the scheduler's stack
+  // Admission can only succeed at the start and after a retirement (nothing else frees an SM's
+  // room), so the run loops call admit_clusters only then, not on every event.
+  bool admit_pending = true;
   const std::function<void()>* body = nullptr;
   dim3 grid, block;
   uint32_t next_agent = 0;         // numbers the fibers (agents of the happens-before clocks)
   uint64_t generic_reads = 0;      // GenericRead records alive (tma_store.cpp): none, no fence needs a snapshot
-  // Timing model (Options::timing): events run in the order of the model clock. The heap holds
+  // Timing model (Options::timing): events run in the order of the model clock. The queue holds
   // runnable threads, asynchronous operations and tcgen05 queue heads by time; `now` is the time
   // of the event being run; a running thread yields once its clock passes `horizon` (the next
   // event + a small lookahead). `end` is the latest completion seen (the kernel's duration).
   bool timed = false;
-  struct Event {
-    double t;
-    uint64_t seq;
-    int kind;  // 0: thread, 1: async op (by seq), 2: tcgen05 queue head of `f`
-    Fiber* f;
-    uint64_t stamp;
-    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
-  };
-  std::vector<Event> heap;  // min-heap (std::push_heap with greater<>)
+  using Event = detail::Event;  // event_queue.h
+  EventQueue events;              // by time, equal times in issue order (event_queue.h)
   uint64_t next_seq = 1;
   double now = 0, horizon = 0, end = 0, admit_time = 0;
   // Every tcgen05 instruction of a kernel uses the same .cta_group (0: none seen yet).
@@ -453,9 +450,21 @@ void push_async(AsyncOp op);
 void push_tc_op(Fiber& f, AsyncOp op);
 int live_lanes(const Cta& cta, int warp);
 bool same_loc(SrcLoc a, SrcLoc b);
+// A callable borrowed for the duration of a call (no copy, no allocation): what collective()
+// takes, since only the last lane's `op` runs, before that lane's call returns.
+class CollectiveOp {
+ public:
+  template <class F>
+  CollectiveOp(const F& f) : obj_(&f), call_([](const void* o, Collective& c) { (*static_cast<const F*>(o))(c); }) {}
+  void operator()(Collective& c) const { call_(obj_, c); }
+
+ private:
+  const void* obj_;
+  void (*call_)(const void*, Collective&);
+};
 // Warp collectives (.sync.aligned): all live lanes of the warp execute the same instruction; the
 // last to arrive performs `op` with every lane's data. full_warp: all 32 lanes must be alive.
-void collective(const char* name, void* data, const std::function<void(Collective&)>& op, bool full_warp = false);
+void collective(const char* name, void* data, CollectiveOp op, bool full_warp = false);
 // Runs the grid: admits clusters (admit_clusters), interleaves their threads and asynchronous
 // work, retires finished clusters, until every cluster has run.
 void run_grid(Scheduler& s);

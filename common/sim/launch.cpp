@@ -213,6 +213,7 @@ void retire_clusters(Scheduler& s) {
     for (auto& f : cl.fibers) release_stack(f->stack);
     s.resident_ctas -= uint32_t(cl.ctas.size());
     s.clusters.erase(s.clusters.begin() + long(i));
+    s.admit_pending = true;  // its SMs have room again
   }
 }
 
@@ -281,6 +282,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
     s.timed = true;
     s.p_preempt = 0;
   }
+  model_begin_launch();
   trace_begin_launch(s);
   // The timing model: a thread exits only once its global stores have drained (timing.cpp).
   const std::function<void()> timed_body = [&body] {

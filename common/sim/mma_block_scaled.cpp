@@ -110,35 +110,38 @@ const char* hint_poison =
 void read_scales(const Mxf4Job& j, uint32_t addr, uint32_t rows, const char* operand, float* out) {
   Cta& cta = *j.cta;
   const uint32_t col0 = tcg::tmem_column(addr);
-  const std::string issued = "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by;
+  // The texts of a report are made only when one is made (this runs for every row of every MMA).
+  const auto issued = [&j] { return "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by; };
   for (uint32_t r = 0; r < rows; ++r) {
     const uint32_t lane = r % 32, col = col0 + r / 32;
-    const std::string where = std::string(operand) + " row " + std::to_string(r) + " (TMEM lane " +
-                              std::to_string(lane) + " + 32w, column " + std::to_string(col) + ")";
+    const auto where = [=] {
+      return std::string(operand) + " row " + std::to_string(r) + " (TMEM lane " + std::to_string(lane) +
+             " + 32w, column " + std::to_string(col) + ")";
+    };
     uint32_t cell[4];
     for (uint32_t w = 0; w < 4; ++w) {
       cell[w] = tmem_cell(cta, lane + 32 * w, col);
       if (cell[w] == kTmemPoison)
-        fail_async("scale factors read before any tcgen05.cp wrote them", issued,
-                   "the scales of " + where + ", lane quarter " + std::to_string(w) + ": " + hint_poison);
+        fail_async("scale factors read before any tcgen05.cp wrote them", issued(),
+                   "the scales of " + where() + ", lane quarter " + std::to_string(w) + ": " + hint_poison);
     }
     for (uint32_t w = 1; w < 4; ++w)
       if (cell[w] != cell[0])
-        fail_async("scale-factor replicas differ", issued,
-                   "the scales of " + where + " are " + hex(cell[0]) + " in lane " + std::to_string(lane) + " but " +
+        fail_async("scale-factor replicas differ", issued(),
+                   "the scales of " + where() + " are " + hex(cell[0]) + " in lane " + std::to_string(lane) + " but " +
                        hex(cell[w]) + " in lane " + std::to_string(lane + 32 * w) +
                        "; block scaling requires the scale factors duplicated in all four 32-lane quarters of TMEM "
                        "(PTX ISA §9.7.16.10.7), which tcgen05.cp.32x128b.warpx4 does");
     for (uint32_t s = 0; s < kBlocks; ++s) {
       const uint8_t byte = uint8_t(cell[0] >> (8 * s));
       if (byte & 0x80u)
-        fail_async("bad UE4M3 scale factor (sign bit set)", issued,
-                   "byte " + std::to_string(s) + " (K block " + std::to_string(s) + ") of the scales of " + where +
+        fail_async("bad UE4M3 scale factor (sign bit set)", issued(),
+                   "byte " + std::to_string(s) + " (K block " + std::to_string(s) + ") of the scales of " + where() +
                        " is " + hex(byte) + "; UE4M3 is unsigned and its most significant bit must be 0 (PTX ISA "
                        "§5.2.3). An E4M3 cast of a negative scale?");
       if (byte == 0x7Fu)
-        fail_async("UE4M3 scale factor is NaN", issued,
-                   "byte " + std::to_string(s) + " (K block " + std::to_string(s) + ") of the scales of " + where +
+        fail_async("UE4M3 scale factor is NaN", issued(),
+                   "byte " + std::to_string(s) + " (K block " + std::to_string(s) + ") of the scales of " + where() +
                        " is 0x7f, the UE4M3 NaN (the largest finite scale is 448 = 0x7e)");
       out[r * kBlocks + s] = tcg::ue4m3_to_float(byte);
     }

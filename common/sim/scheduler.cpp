@@ -8,10 +8,7 @@
 // (§9.7.13, §9.7.16.7-8: every lane of the warp executes the same instruction); and the reports
 // when nothing can move (deadlock) or something spins (livelock).
 //
-// Fibers start with ucontext (a fresh stack) and then switch with _setjmp/_longjmp; glibc's
-// fortified longjmp would reject that as a jump into an "uninitialised stack frame", so
-// fortification is off in this file.
-#undef _FORTIFY_SOURCE
+// Fibers switch through fiber_switch.h (each starts on a fresh stack at fiber_entry).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -58,7 +55,8 @@ std::string loc(SrcLoc at) {
   if (s.cur) {
     s.failed = true;
     s.error = msg;
-    _longjmp(s.main_jb, 1);  // never resumed
+    fiber_switch(s.cur->ctx, s.main_ctx);  // never resumed
+    abort();
   }
   throw SimError(msg);
 }
@@ -96,7 +94,7 @@ void yield() {
   // Under the timing model a thread that is still runnable goes back into the event heap at
   // its own clock (a blocked one is put back by set_runnable when it is woken).
   if (s.timed && f->state == FState::kRunnable && f->run_idx >= 0) heap_push(s, f->t, 0, f, ++f->heap_stamp);
-  if (_setjmp(f->jb) == 0) _longjmp(s.main_jb, 1);
+  fiber_switch(f->ctx, s.main_ctx);
 }
 
 // Every emulated instruction passes here: it counts, checks the budget and may be preempted.
@@ -215,7 +213,7 @@ bool same_loc(SrcLoc a, SrcLoc b) { return a.line == b.line && (a.file == b.file
 
 // full_warp: tcgen05's .sync.aligned instructions need all 32 lanes of the warp (PTX ISA
 // §9.7.16.7.1, §9.7.16.8.3); a warp with exited lanes cannot execute them.
-void collective(const char* name, void* data, const std::function<void(Collective&)>& op, bool full_warp) {
+void collective(const char* name, void* data, CollectiveOp op, bool full_warp) {
   Fiber& f = me();
   Cta& cta = *f.cta;
   Collective& c = cta.warps[f.warp];
@@ -244,9 +242,10 @@ void collective(const char* name, void* data, const std::function<void(Collectiv
   }
   const uint64_t gen = c.generation;
   block_until(c.waiters, [&c, gen] { return c.generation != gen; },
-              [&c, &cta, &f, name] {
-                return std::string(name) + " (warp-collective): " + std::to_string(c.arrived) + " of " +
-                       std::to_string(live_lanes(cta, f.warp)) + " lanes of the warp have arrived";
+              [&f, name] {  // two pointers: std::function holds them without allocating
+                const Collective& w = f.cta->warps[f.warp];
+                return std::string(name) + " (warp-collective): " + std::to_string(w.arrived) + " of " +
+                       std::to_string(live_lanes(*f.cta, f.warp)) + " lanes of the warp have arrived";
               });
 }
 
@@ -357,7 +356,8 @@ void fiber_entry() {
   if (cl.done == cl.fibers.size()) s.retire_pending = true;  // retired on the scheduler's stack
   // Other outstanding asynchronous work of an exited thread still completes (nothing cancels it)
   // as long as its CTA is alive; cta_finished() reports work that outlives the CTA.
-  _longjmp(s.main_jb, 1);
+  fiber_switch(f.ctx, s.main_ctx);  // never resumed
+  abort();
 }
 }  // namespace
 
@@ -366,12 +366,13 @@ void fiber_entry() {
 // 100,000 threads) separate mappings would exceed the kernel's limit on mappings per process
 // (vm.max_map_count, 65530 by default), so further stacks come from slabs of kSlabStacks without
 // guard pages; a canary at the bottom of each is checked whenever its fiber switches back
-// (stack_canary_ok(), from switch_to), in both scheduler loops.
+// (switch_to), in both scheduler loops.
 namespace {
 constexpr size_t kGuardedStacks = 8192, kSlabStacks = 256;
 constexpr uint64_t kCanary = 0x7C5D1A0C0FFEE123ull;
 size_t g_stacks_made = 0;
 std::vector<std::pair<const char*, const char*>> g_slabs;  // [begin, end) of each slab
+const size_t g_page = size_t(sysconf(_SC_PAGESIZE));
 }  // namespace
 
 void* get_stack() {
@@ -380,7 +381,7 @@ void* get_stack() {
     g_stack_pool.pop_back();
     return p;
   }
-  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t page = g_page;
   if (g_stacks_made < kGuardedStacks) {
     void* p = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw SimError("tcsim: cannot allocate fiber stacks");
@@ -402,16 +403,16 @@ void* get_stack() {
   return slab;
 }
 
-// Whether `stack` came from a slab, and if so whether its canary is intact.
-bool stack_canary_ok(const void* stack) {
+namespace {
+// The canary word of `stack` if it came from a slab; none for a guarded stack (an overflow
+// would fault). Looked up once per fiber (create_fiber), so a switch checks one word.
+const uint64_t* stack_canary(const void* stack) {
   const char* p = static_cast<const char*>(stack);
   for (const auto& [lo, hi] : g_slabs)
-    if (p >= lo && p < hi) {
-      const size_t page = size_t(sysconf(_SC_PAGESIZE));
-      return *reinterpret_cast<const uint64_t*>(p + page - sizeof(uint64_t)) == kCanary;
-    }
-  return true;  // a guarded stack: an overflow would have faulted
+    if (p >= lo && p < hi) return reinterpret_cast<const uint64_t*>(p + g_page - sizeof(uint64_t));
+  return nullptr;
 }
+}  // namespace
 
 void release_stack(void* stack) { g_stack_pool.push_back(stack); }
 
@@ -430,12 +431,8 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
   f->t = s.admit_time;  // timing model: the CTA starts when the block scheduler places it
   f->traced = s.timed && g_options.trace && f->lane == 0 && trace_cta(*cta);
   f->stack = get_stack();
-  const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  getcontext(&f->ctx);
-  f->ctx.uc_stack.ss_sp = static_cast<char*>(f->stack) + page;
-  f->ctx.uc_stack.ss_size = kStackBytes;
-  f->ctx.uc_link = nullptr;  // fiber_entry never returns: it jumps back to the scheduler
-  makecontext(&f->ctx, fiber_entry, 0);
+  f->canary = stack_canary(f->stack);
+  fiber_prepare(f->ctx, static_cast<char*>(f->stack) + g_page, kStackBytes, fiber_entry);
   cta->fibers.push_back(f.get());
   set_runnable(f.get());
   cl.fibers.push_back(std::move(f));
@@ -443,48 +440,56 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
 
 namespace {
 // Runs fiber f until it switches back, then checks the canary of its stack if it has no guard
-// page. A fiber is started once with setcontext (a fresh stack needs ucontext) and afterwards
-// resumed with _longjmp, which, unlike swapcontext, does not save and restore the signal mask with
-// a system call on every switch.
+// page.
 void switch_to(Scheduler& s, Fiber* f) {
   s.cur = f;
   g_stats.fiber_switches++;
-  if (_setjmp(s.main_jb) == 0) {
-    if (!f->started) {
-      f->started = true;
-      setcontext(&f->ctx);
-    }
-    _longjmp(f->jb, 1);
-  }
+  fiber_switch(s.main_ctx, f->ctx);
   s.cur = nullptr;
-  if (f->state != FState::kDone && !stack_canary_ok(f->stack))
+  if (f->state != FState::kDone && f->canary && *f->canary != kCanary)
     throw SimError("tcsim: fiber stack overflow in " + who(*f) + " near " + loc(f->at) + " (more than " +
                    std::to_string(kStackBytes / 1024) + " KiB of stack)");
+}
+
+// The memory a switch to `f` touches first: its saved registers, its scheduling fields, and the
+// frames above the point where it yielded. Tens of thousands of threads take turns, so these are
+// rarely in the cache; fetching them while the current thread runs hides most of that wait.
+void prefetch_fiber(const Fiber* f) {
+  const char* p = reinterpret_cast<const char*>(f);
+  for (size_t off = 0; off < sizeof(f->ctx); off += 64) __builtin_prefetch(p + off);
+  __builtin_prefetch(&f->run_idx);
+  __builtin_prefetch(&f->heap_stamp);
+  if (const char* sp = fiber_stack_hint(f->ctx))
+    for (int line = 0; line < 16; ++line) __builtin_prefetch(sp + 64 * line);
 }
 
 // The timing model's run loop: always the earliest event (thread, asynchronous operation,
 // tcgen05 queue head); equal times in issue order. Deterministic: no seed is involved.
 void run_grid_timed(Scheduler& s) {
-  auto pop = [&s]() {
-    std::pop_heap(s.heap.begin(), s.heap.end(), std::greater<>());
-    const Scheduler::Event e = s.heap.back();
-    s.heap.pop_back();
-    return e;
+  auto pop = [&s]() { return s.events.pop(); };
+  // Timed, async_ops is in issue order, so sorted by seq (push_async appends, every removal keeps
+  // the order): an operation is found by binary search. An event whose operation was completed
+  // another way (a releasing cluster arrive, a retired cluster) finds none.
+  auto find_async = [&s](uint64_t seq) {
+    auto it = std::lower_bound(s.async_ops.begin(), s.async_ops.end(), seq,
+                               [](const AsyncOp& o, uint64_t q) { return o.seq < q; });
+    return it != s.async_ops.end() && it->seq == seq ? it : s.async_ops.end();
   };
-  auto valid = [&s](const Scheduler::Event& e) {
+  auto valid = [&s, &find_async](const Scheduler::Event& e) {
     if (e.kind == 0) return e.f->run_idx >= 0 && e.f->heap_stamp == e.stamp && e.f->state == FState::kRunnable;
     if (e.kind == 2) return !e.f->tc_ops.empty() && e.f->tc_ops.front().seq == e.stamp;
-    for (const AsyncOp& op : s.async_ops)
-      if (op.seq == e.stamp) return true;
-    return false;
+    return find_async(e.stamp) != s.async_ops.end();
   };
   for (;;) {
     if (s.failed) throw SimError(s.error);
     if (s.retire_pending) retire_clusters(s);
-    s.admit_time = s.now + model_cta_launch_ns();
-    admit_clusters(s);
-    while (!s.heap.empty() && !valid(s.heap.front())) pop();
-    if (s.heap.empty()) {
+    if (s.admit_pending) {
+      s.admit_pending = false;
+      s.admit_time = s.now + model_cta_launch_ns();
+      admit_clusters(s);
+    }
+    while (!s.events.empty() && !valid(s.events.front())) pop();
+    if (s.events.empty()) {
       if (s.runnable.empty() && s.async_ops.empty() && s.tc_busy.empty()) {
         if (s.clusters.empty() && s.next_cluster == s.num_clusters) return;
         throw SimError(deadlock_report(s));
@@ -508,7 +513,7 @@ void run_grid_timed(Scheduler& s) {
           s.tc_busy.pop_back();
         }
       } else {
-        auto it = std::find_if(s.async_ops.begin(), s.async_ops.end(), [&e](const AsyncOp& o) { return o.seq == e.stamp; });
+        auto it = find_async(e.stamp);
         op = std::move(*it);
         s.async_ops.erase(it);
       }
@@ -517,8 +522,9 @@ void run_grid_timed(Scheduler& s) {
       continue;
     }
     Fiber* f = e.f;
-    while (!s.heap.empty() && !valid(s.heap.front())) pop();
-    s.horizon = (s.heap.empty() ? f->t : std::max(f->t, s.heap.front().t)) + kLookaheadNs;
+    while (!s.events.empty() && !valid(s.events.front())) pop();
+    s.horizon = (s.events.empty() ? f->t : std::max(f->t, s.events.front().t)) + kLookaheadNs;
+    if (!s.events.empty() && s.events.front().kind == 0) prefetch_fiber(s.events.front().f);
     switch_to(s, f);
   }
 }
@@ -529,7 +535,10 @@ void run_grid(Scheduler& s) {
   for (;;) {
     if (s.failed) throw SimError(s.error);
     if (s.retire_pending) retire_clusters(s);
-    admit_clusters(s);
+    if (s.admit_pending) {
+      s.admit_pending = false;
+      admit_clusters(s);
+    }
     // Asynchronous operations that may complete now: any copy / remote arrival / TMEM read,
     // and the oldest tcgen05 operation of each thread that has some.
     const size_t n_async = s.async_ops.size() + s.tc_busy.size();

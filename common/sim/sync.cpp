@@ -156,9 +156,13 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   CtaBarrier* bp = &b;
   Cta* cp = &cta;
   f.wait_label = what;
+  // Two words of captures: std::function keeps them without allocating.
+  const uint64_t id_n = uint64_t(id) << 32 | nthreads;
   block_until(
       b.waiters, [bp, gen] { return bp->generation != gen; },
-      [bp, id, nthreads, cp] {
+      [cp, id_n] {
+        const uint32_t id = uint32_t(id_n >> 32), nthreads = uint32_t(id_n);
+        const CtaBarrier* bp = &cp->bars[id];
         return std::string(id == 0 && nthreads == 0 ? "__syncthreads" : "bar.sync " + std::to_string(id)) + ": " +
                std::to_string(bp->arrived + (nthreads ? 0 : cp->exited)) + " of " + std::to_string(bp->expected) +
                " threads have arrived";
@@ -175,8 +179,10 @@ void syncwarp(SrcLoc at) {
     HbClock all;
     for (void* d : c.data)
       if (d) all.join(hb_release(*static_cast<Fiber*>(d)));
+    // Acquiring: each lane's clock joined with `all`, which already holds it (the lane's clock is
+    // one of those joined, with the same agents or fewer), so the join is `all` itself: a copy.
     for (void* d : c.data)
-      if (d) hb_acquire(*static_cast<Fiber*>(d), all);
+      if (d) static_cast<Fiber*>(d)->hb = all;
   });
   note_thread_sync("__syncwarp", at);
 }

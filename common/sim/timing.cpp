@@ -48,17 +48,23 @@ struct Chip {
     l2_free = hbm_free = write_free = l2_req_free = 0;
     touched.clear();
   }
-  // Sector bytes of [addr, addr+len) and how many of them are read for the first time.
+  // Sector bytes of [addr, addr+len) and how many of them are read for the first time: one look-up
+  // per 4 KiB page the range touches, the page's sectors taken 64 at a time.
   void sectors(uint64_t addr, uint64_t len, uint64_t* bytes, uint64_t* fresh) {
     const uint64_t first = addr / 32, last = (addr + len - 1) / 32;
     *bytes += (last - first + 1) * 32;
-    for (uint64_t sct = first; sct <= last; ++sct) {
-      auto& bits = touched[sct >> 7];
-      const uint64_t b = sct & 127, mask = 1ull << (b & 63);
-      if (!(bits[b >> 6] & mask)) {
-        bits[b >> 6] |= mask;
-        *fresh += 32;
+    for (uint64_t sct = first; sct <= last;) {
+      const uint64_t page = sct >> 7, end = std::min(last, page << 7 | 127);  // this page's part: [sct, end]
+      auto& bits = touched[page];
+      for (int w = 0; w < 2; ++w) {
+        const uint64_t lo = std::max(sct & 127, uint64_t(64 * w)), hi = std::min(end & 127, uint64_t(64 * w + 63));
+        if (lo > hi) continue;
+        const uint64_t n = hi - lo + 1;
+        const uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << (lo - 64 * w);
+        *fresh += 32 * uint64_t(__builtin_popcountll(mask & ~bits[w]));
+        bits[w] |= mask;
       }
+      sct = end + 1;
     }
   }
 };
@@ -79,14 +85,22 @@ std::map<std::pair<uint32_t, int>, std::string> g_first_phase;  // (cta, warp) -
 
 namespace detail {
 
-double ns_per_instruction() { return cyc(p(kInstructionCycles)); }
-double wake_ns() { return cyc(p(kWakeCycles)); }
+// The costs paid on every instruction and wake-up, read from the table once per launch
+// (model_begin_launch; the parameters cannot change during one).
+namespace {
+struct PerInstruction {
+  double instruction = 0, wake = 0, mbar_handoff = 0, cluster_barrier = 0;
+} g_per;
+}  // namespace
+
+double ns_per_instruction() { return g_per.instruction; }
+double wake_ns() { return g_per.wake; }
 // A blocked mbarrier.try_wait loop resumes a measured hand-off after the phase completes; other
 // waits (CTA and named barriers, warp collectives) the generic wake-up.
 double wake_ns(const char* wait_label) {
-  if (wait_label && !strcmp(wait_label, "mbarrier wait")) return cyc(p(kMbarHandoffCycles));
-  if (wait_label && !strcmp(wait_label, "barrier.cluster.wait")) return cyc(p(kClusterBarrierCycles));
-  return wake_ns();
+  if (wait_label && !strcmp(wait_label, "mbarrier wait")) return g_per.mbar_handoff;
+  if (wait_label && !strcmp(wait_label, "barrier.cluster.wait")) return g_per.cluster_barrier;
+  return g_per.wake;
 }
 double model_remote_arrive_ns() { return cyc(p(kRemoteArriveCycles)); }
 double model_tmem_alloc_ns() { return cyc(p(kTmemAllocCycles)); }
@@ -94,8 +108,7 @@ double model_cta_launch_ns() { return p(kCtaLaunchNs); }
 double model_clc_ns() { return p(kClcRoundTripNs); }
 
 void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp) {
-  s.heap.push_back(Scheduler::Event{t, s.next_seq++, kind, f, stamp});
-  std::push_heap(s.heap.begin(), s.heap.end(), std::greater<>());
+  s.events.push(Scheduler::Event{t, s.next_seq++, kind, f, stamp});
   // A running thread must not run past an event it just created.
   if (s.cur && !(kind == 0 && f == s.cur)) s.horizon = std::min(s.horizon, t + kLookaheadNs);
 }
@@ -156,9 +169,11 @@ double model_mma(Cta& cta, Cta* peer, uint32_t m, uint32_t n, uint32_t a_bytes, 
   if (peer) peer->sm->tc_free = start + ii;
   bounds_engine(*cta.sm, BoundsEngine::kTensorCore, ii);
   if (peer) bounds_engine(*peer->sm, BoundsEngine::kTensorCore, ii);
-  const std::string name = "MMA " + std::to_string(pair ? 2 * m : m) + "x" + std::to_string(n);
-  for (Cta* c : {&cta, peer})
-    if (c && trace_cta(*c)) trace_async(*c, "tensor core", name, tcg::trace::kCatMma, start, start + ii);
+  if (g_options.trace)  // the span's name is built only when a trace is recorded
+    for (Cta* c : {&cta, peer})
+      if (c && trace_cta(*c))
+        trace_async(*c, "tensor core", "MMA " + std::to_string(pair ? 2 * m : m) + "x" + std::to_string(n),
+                    tcg::trace::kCatMma, start, start + ii);
   return start + ii + lat;
 }
 
@@ -237,26 +252,37 @@ void model_global_atomic(Fiber& f) {
 // per cycle; the chip's L2 write path takes the 128-byte lines and the sectors at its two rates.
 // Every lane waits while its SM has more than a store buffer of stores not yet accepted.
 namespace {
-struct WarpStore {
-  int lanes = 0;
-  std::unordered_map<uint64_t, uint32_t> sector_bytes;  // sector -> bytes this instruction writes
-};
-std::map<std::tuple<const Cta*, int, uint64_t>, WarpStore> g_warp_stores;
-
 int warp_size_of(const Cta& cta, int warp) { return std::min<int>(32, int(cta.fibers.size()) - warp * 32); }
+
+// Adds `bytes` written to `sector` (one entry per sector; a warp's lanes mostly write neighbouring
+// sectors, so the search starts at the newest).
+void add_sector_bytes(std::vector<std::pair<uint64_t, uint32_t>>& v, uint64_t sector, uint32_t bytes) {
+  for (size_t i = v.size(); i-- > 0;)
+    if (v[i].first == sector) {
+      v[i].second += bytes;
+      return;
+    }
+  v.emplace_back(sector, bytes);
+}
 }  // namespace
 
-StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes) {
+StoreCharge store_charge(const std::vector<std::pair<uint64_t, uint32_t>>& sector_bytes) {
   StoreCharge c;
-  std::unordered_map<uint64_t, bool> lines;
+  std::vector<uint64_t> lines;
+  lines.reserve(sector_bytes.size());
   for (const auto& [sector, bytes] : sector_bytes) {
     c.sector_units += bytes >= uint32_t(p(kSectorBytes)) ? 1.0 : p(kPartialSectorCost);
-    lines[sector / 4] = true;
+    lines.push_back(sector / 4);
   }
-  c.lines = double(lines.size());
+  std::sort(lines.begin(), lines.end());
+  c.lines = double(std::unique(lines.begin(), lines.end()) - lines.begin());
   c.sm_ns = cyc(c.sector_units * p(kSectorBytes) / p(kStoreBytesPerCycle));
   c.chip_ns = c.lines / p(kChipWriteLinesPerNs) + c.sector_units / p(kChipWriteSectorsPerNs);
   return c;
+}
+
+StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes) {
+  return store_charge(std::vector<std::pair<uint64_t, uint32_t>>(sector_bytes.begin(), sector_bytes.end()));
 }
 
 // Both servers are taken from the issue time `t` (as TMA copies are): a store waits for the
@@ -275,14 +301,33 @@ void model_global_store(Fiber& f, const void* addr, uint32_t bytes) {
   const double t0 = f.t;
   const double backlog = cyc(p(kStoreBufferBytes) / p(kStoreBytesPerCycle));
   if (sm.store_free - f.t > backlog) model_spend(f, sm.store_free - backlog - f.t);
-  const auto key = std::make_tuple(static_cast<const Cta*>(f.cta), f.warp, f.global_stores++);
-  WarpStore& w = g_warp_stores[key];
+  Cta& cta = *f.cta;
+  if (cta.warp_stores.empty()) cta.warp_stores.resize(cta.warps.size());
+  WarpStores& ws = cta.warp_stores[size_t(f.warp)];
+  const size_t n = size_t(f.global_stores++ - ws.base);
+  while (n >= ws.open.size()) {  // a new instruction: reuse a charged one's storage
+    ws.open.emplace_back();
+    if (!ws.spare.empty()) {
+      ws.open.back().sectors.swap(ws.spare.back());
+      ws.spare.pop_back();
+    }
+  }
+  WarpStoreInstr& w = ws.open[n];
   const uint64_t a = reinterpret_cast<uint64_t>(addr), sb = uint64_t(p(kSectorBytes));
   for (uint64_t sct = a / sb; sct <= (a + bytes - 1) / sb; ++sct)
-    w.sector_bytes[sct] += uint32_t(std::min(a + bytes, (sct + 1) * sb) - std::max(a, sct * sb));
-  if (++w.lanes >= warp_size_of(*f.cta, f.warp)) {
-    charge_store(sm, f.t, store_charge(w.sector_bytes));
-    g_warp_stores.erase(key);
+    add_sector_bytes(w.sectors, sct, uint32_t(std::min(a + bytes, (sct + 1) * sb) - std::max(a, sct * sb)));
+  if (++w.lanes >= warp_size_of(cta, f.warp)) {
+    charge_store(sm, f.t, store_charge(w.sectors));
+    w.lanes = -1;
+    w.sectors.clear();
+    // Drop the charged instructions at the front (the rest keep their numbers).
+    size_t k = 0;
+    while (k < ws.open.size() && ws.open[k].lanes < 0) ++k;
+    if (k > 0) {
+      for (size_t i = 0; i < k; ++i) ws.spare.push_back(std::move(ws.open[i].sectors));
+      ws.open.erase(ws.open.begin(), ws.open.begin() + long(k));
+      ws.base += k;
+    }
   }
   f.store_drain = std::max(f.store_drain, sm.store_free);
   s.end = std::max(s.end, sm.store_free);
@@ -296,13 +341,11 @@ void model_global_store(Fiber& f, const void* addr, uint32_t bytes) {
 // Instructions that some lanes of the warp never joined are charged when its last lane exits.
 void model_thread_exit(Fiber& f) {
   const bool last_lane = live_lanes(*f.cta, f.warp) <= 1;
-  for (auto it = g_warp_stores.begin(); last_lane && it != g_warp_stores.end();) {
-    if (std::get<0>(it->first) == f.cta && std::get<1>(it->first) == f.warp) {
-      f.store_drain = std::max(f.store_drain, charge_store(*f.cta->sm, f.t, store_charge(it->second.sector_bytes)));
-      it = g_warp_stores.erase(it);
-    } else {
-      ++it;
-    }
+  if (last_lane && size_t(f.warp) < f.cta->warp_stores.size()) {
+    WarpStores& ws = f.cta->warp_stores[size_t(f.warp)];
+    for (const WarpStoreInstr& w : ws.open)  // in instruction order
+      if (w.lanes >= 0) f.store_drain = std::max(f.store_drain, charge_store(*f.cta->sm, f.t, store_charge(w.sectors)));
+    ws.open.clear();
   }
   if (f.store_drain > f.t) model_spend(f, f.store_drain - f.t);
 }
@@ -325,13 +368,31 @@ void model_release_membar(Fiber& f) {
 double model_tma_store(Cta& src, const TmaRows& rows, double* t_read) {
   Scheduler& s = *g_sched;
   const double t = s.now;
-  std::unordered_map<uint64_t, uint32_t> sector_bytes;
+  // (sector, bytes) in the order the rows give them; a sector shared by two neighbouring rows is
+  // merged, and rows out of address order are sorted and merged below.
+  std::vector<std::pair<uint64_t, uint32_t>> sector_bytes;
   const uint64_t sb = uint64_t(p(kSectorBytes));
   uint64_t bytes = 0, fresh = 0;
+  bool ordered = true;
   for (const auto& [addr, len] : rows.segments) {
     g_chip.sectors(addr, len, &bytes, &fresh);  // C now lives in L2
-    for (uint64_t sct = addr / sb; sct <= (addr + len - 1) / sb; ++sct)
-      sector_bytes[sct] += uint32_t(std::min(addr + len, (sct + 1) * sb) - std::max(addr, sct * sb));
+    for (uint64_t sct = addr / sb; sct <= (addr + len - 1) / sb; ++sct) {
+      const uint32_t part = uint32_t(std::min(addr + len, (sct + 1) * sb) - std::max(addr, sct * sb));
+      if (!sector_bytes.empty() && sector_bytes.back().first == sct) {
+        sector_bytes.back().second += part;
+        continue;
+      }
+      if (!sector_bytes.empty() && sector_bytes.back().first > sct) ordered = false;
+      sector_bytes.emplace_back(sct, part);
+    }
+  }
+  if (!ordered) {
+    std::sort(sector_bytes.begin(), sector_bytes.end());
+    size_t k = 0;
+    for (size_t i = 0; i < sector_bytes.size(); ++i)
+      if (k > 0 && sector_bytes[k - 1].first == sector_bytes[i].first) sector_bytes[k - 1].second += sector_bytes[i].second;
+      else sector_bytes[k++] = sector_bytes[i];
+    sector_bytes.resize(k);
   }
   if (sector_bytes.empty()) return *t_read = t;  // all clipped: nothing is written
   const double done = charge_store(*src.sm, t, store_charge(sector_bytes));
@@ -402,9 +463,15 @@ void trace_store_flush(Fiber& f) {
   f.store_start = f.store_end = -1;
 }
 
-void trace_begin_launch(Scheduler& s) {
+void model_begin_launch() {
   g_chip.reset();
-  g_warp_stores.clear();
+  g_per.instruction = cyc(p(kInstructionCycles));
+  g_per.wake = cyc(p(kWakeCycles));
+  g_per.mbar_handoff = cyc(p(kMbarHandoffCycles));
+  g_per.cluster_barrier = cyc(p(kClusterBarrierCycles));
+}
+
+void trace_begin_launch(Scheduler& s) {
   g_trace = tcg::trace::Trace{};
   g_async_tracks.clear();
   g_engine_base.clear();

@@ -53,6 +53,8 @@ void model_release_membar(Fiber& f);
 double model_warp_mma(Cta& cta);
 double model_tmem_alloc_ns();
 double model_cta_launch_ns();
+// At the start of each launch: resets the chip's state and reads the per-instruction costs.
+void model_begin_launch();
 double model_clc_ns();  // one clusterlaunchcontrol.try_cancel round trip
 // Global stores per warp instruction (timing.cpp): the charge of one instruction given the bytes
 // it writes in each 32-byte sector; model_global_store joins a lane's store to its warp's
@@ -62,6 +64,19 @@ struct StoreCharge {
   double sm_ns = 0, chip_ns = 0;       // time on the SM's store path and on the chip's L2 write path
 };
 StoreCharge store_charge(const std::unordered_map<uint64_t, uint32_t>& sector_bytes);
+// The same from (sector, bytes) pairs, one per sector (the form model_global_store collects).
+StoreCharge store_charge(const std::vector<std::pair<uint64_t, uint32_t>>& sector_bytes);
+// One warp's global store instructions not yet charged (model_global_store; Cta::warp_stores):
+// the n-th store of each lane joins instruction n; `base` is the number of the first one held.
+struct WarpStoreInstr {
+  int lanes = 0;  // lanes joined so far; -1 once charged
+  std::vector<std::pair<uint64_t, uint32_t>> sectors;  // sector -> bytes this instruction writes
+};
+struct WarpStores {
+  uint64_t base = 0;
+  std::vector<WarpStoreInstr> open;  // instructions base, base + 1, ...
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> spare;  // storage of charged ones, for reuse
+};
 void model_global_store(Fiber& f, const void* addr, uint32_t bytes);
 void model_thread_exit(Fiber& f);
 double model_fence_init_ns();          // fence.mbarrier_init (CTA setup)

@@ -1,0 +1,101 @@
+// event_queue.h — the timing model's event queue (scheduler.cpp run_grid_timed, timing.cpp
+// heap_push): events come out in the order of their model time, equal times in the order they
+// were pushed (their issue number, `seq`).
+//
+// Most events share their time with others (the lanes of a warp woken by one barrier phase, or
+// resuming after the same wake-up cost: over 90% of the pushes of a --predict), so the queue keeps
+// one FIFO per distinct time ("bucket") and a min-heap of the buckets' times: a push to a time
+// that already has a bucket is an append, and the heap holds the distinct times only. The order is
+// exactly that of one heap of (time, seq): within a bucket the events are in push order, which
+// is seq order. Buckets and their storage are reused, so a run allocates only while the number
+// of distinct pending times grows. internal.h includes it.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+namespace tcsim {
+namespace detail {
+
+struct Fiber;
+
+struct Event {
+  double t;
+  uint64_t seq;
+  int kind;  // 0: thread, 1: async op (by seq), 2: tcgen05 queue head of `f`
+  Fiber* f;
+  uint64_t stamp;
+};
+
+class EventQueue {
+ public:
+  bool empty() const { return heap_.empty(); }
+  // The earliest event (equal times: the first pushed). Not empty().
+  const Event& front() const {
+    const Bucket& b = buckets_[heap_.front().id];
+    return b.ev[b.head];
+  }
+  void push(const Event& e) {
+    const uint64_t key = key_of(e.t);
+    auto it = index_.find(key);
+    uint32_t id;
+    if (it != index_.end()) {
+      id = it->second;
+    } else {
+      if (free_.empty()) {
+        id = uint32_t(buckets_.size());
+        buckets_.emplace_back();
+      } else {
+        id = free_.back();
+        free_.pop_back();
+      }
+      index_.emplace(key, id);
+      heap_.push_back(Top{e.t, id});
+      std::push_heap(heap_.begin(), heap_.end(), later);
+    }
+    buckets_[id].ev.push_back(e);
+  }
+  Event pop() {  // not empty()
+    const uint32_t id = heap_.front().id;
+    Bucket& b = buckets_[id];
+    const Event e = b.ev[b.head++];
+    if (b.head == b.ev.size()) {  // the time has no event left: retire its bucket
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      heap_.pop_back();
+      index_.erase(key_of(e.t));
+      b.ev.clear();
+      b.head = 0;
+      free_.push_back(id);
+    } else if (b.head >= 1024 && 2 * b.head >= b.ev.size()) {  // a long-lived time: drop what was taken
+      b.ev.erase(b.ev.begin(), b.ev.begin() + long(b.head));
+      b.head = 0;
+    }
+    return e;
+  }
+
+ private:
+  struct Bucket {
+    std::vector<Event> ev;
+    size_t head = 0;  // ev[head..] are pending
+  };
+  struct Top {
+    double t;
+    uint32_t id;
+  };
+  static bool later(const Top& a, const Top& b) { return a.t > b.t; }  // min-heap; live times are distinct
+  static uint64_t key_of(double t) {
+    t += 0.0;  // -0 and +0 are one time
+    uint64_t k;
+    std::memcpy(&k, &t, sizeof k);
+    return k;
+  }
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> free_;
+  std::vector<Top> heap_;
+  std::unordered_map<uint64_t, uint32_t> index_;  // time (bits) -> its bucket
+};
+
+}  // namespace detail
+}  // namespace tcsim

@@ -21,9 +21,10 @@
 // timing_params.cpp (the timing model's parameter table and parameter files), provenance.cpp (what
 // wrote each TMEM cell and shared-memory piece: reads of unwritten TMEM, operand layouts that
 // differ from what the TMA wrote), bounds.cpp (what bounds a timed launch: engines' busy time,
-// waits per barrier, CTAs per SM).
+// waits per barrier, CTAs per SM), async_smem_writes.cpp (copies' destinations until a wait saw
+// them land), tmem_slot.cpp (the TMEM address tcgen05.alloc writes to shared memory).
 // Headers: this one; happens_before.h (the vector clocks; tmem_hazards.h includes it);
-// provenance.h; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
+// provenance.h; async_smem_writes.h; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
 // model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
 // timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
@@ -44,6 +45,7 @@
 
 #include "../descriptors.h"
 #include "sim.h"
+#include "async_smem_writes.h"
 #include "provenance.h"
 #include "timing.h"
 #include "tmem_hazards.h"
@@ -196,6 +198,10 @@ struct Fiber {
   SrcLoc sync_at{};
   const char* tc_pending_fence = nullptr;
   SrcLoc tc_at{};
+  // Its clock as of its first synchronisation since the last tcgen05.fence::after_thread_sync
+  // (taken before that synchronisation's acquire): what its tcgen05 operations are ordered after
+  // while sync_pending_fence is set (tmem_hazards.cpp, §9.7.16.6.4).
+  HbClock hb_fenced;
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
   // The happens-before relation (happens_before.h): this thread's agent number, its current
   // epoch, its clock (also what it knows of every agent's tcgen05 operations, tmem_hazards.cpp),
@@ -342,6 +348,11 @@ struct Cta {
   std::vector<TmemWriteSite> tmem_writes;
   std::vector<uint16_t> tma_piece;
   std::vector<TmaWriteSite> tma_sites;
+  // async_smem_writes.cpp: copies writing its shared memory that no wait can have seen land yet;
+  // tmem_slot.cpp: the TMEM addresses tcgen05.alloc wrote here, and threads waiting to read one.
+  std::vector<std::shared_ptr<CopyWrite>> copy_writes;
+  std::vector<TmemSlotWrite> tmem_slots;
+  WaitQueue tmem_slot_waiters;
 };
 
 struct Cluster {

@@ -72,7 +72,7 @@ void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
   if (b.pending == 0 && b.tx < 0)
     fail("tcsim: mbarrier tx-count underflow\n  the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) +
          ") received " + std::to_string(-b.tx) + " bytes more than expect_tx announced for phase " +
-         std::to_string(b.phase) + "; last update by " + by + ". Is the expect_tx byte count too small?");
+         std::to_string(b.phase) + "; last update by " + by + "." + copy_underflow_detail(b));  // async_smem_writes.cpp
   if (b.pending == 0 && b.tx == 0) {
     b.hb_done[b.phase & 1] = std::move(b.hb_acc);  // what a wait for this phase's parity acquires
     b.hb_acc.clear();

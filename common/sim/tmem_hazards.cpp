@@ -54,6 +54,10 @@ void tc_ld_waited(Fiber& f) {
   const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];
   Known& k = f.hb.at(lane0.agent);
   k.ld_waited = std::max(k.ld_waited, lane0.ld_waits);
+  if (f.sync_pending_fence) {  // program order: its later tcgen05 operations see it too
+    Known& kf = f.hb_fenced.at(lane0.agent);
+    kf.ld_waited = std::max(kf.ld_waited, lane0.ld_waits);
+  }
 }
 
 void or_lanes(uint64_t (&lanes)[2], uint32_t lane0, uint32_t n) {
@@ -87,16 +91,38 @@ bool same_thread(const TcOp& x, const Fiber& u) {
   return x.kind == TcKind::kLd ? (u.cta == x.cta && u.warp == x.warp) : x.issuer == &u;
 }
 
-bool known_complete(const TcOp& x, const Fiber& u) {
-  const Known* k = u.hb.find(x.agent);
+// What `u`'s tcgen05 operations are ordered after (PTX ISA §9.7.16.6.4): its clock, except after a
+// synchronisation that no tcgen05.fence::after_thread_sync has followed yet: then its clock as of
+// before that synchronisation (a later unrelated wait does not undo an earlier fence's ordering,
+// and orders nothing of its own for tcgen05 operations).
+const HbClock& tc_view(const Fiber& u) { return u.sync_pending_fence ? u.hb_fenced : u.hb; }
+
+bool known_complete(const TcOp& x, const Fiber&, const HbClock& c) {
+  const Known* k = c.find(x.agent);
   if (!k) return false;
   return x.kind == TcKind::kLd ? k->ld_waited >= x.need : k->committed >= x.need;
 }
+bool known_complete(const TcOp& x, const Fiber& u) { return known_complete(x, u, tc_view(u)); }
 
-bool issue_ordered(const TcOp& x, const Fiber& u) {
+bool issue_ordered(const TcOp& x, const Fiber& u, const HbClock& c) {
   if (same_thread(x, u)) return true;
-  const Known* k = u.hb.find(x.agent);
+  const Known* k = c.find(x.agent);
   return k && (x.kind == TcKind::kLd ? k->ld_issued : k->issued) >= x.seq;
+}
+bool issue_ordered(const TcOp& x, const Fiber& u) { return issue_ordered(x, u, tc_view(u)); }
+
+// `u` issues `what`, which is not ordered after `x` as its tcgen05 operations see it, but would
+// be through the synchronisation it has not fenced yet: the missing fence is the mistake.
+void check_unfenced_dependency(const TcOp& x, const Fiber& u, bool pipe, const char* what) {
+  if (!u.sync_pending_fence) return;
+  if (!(known_complete(x, u, u.hb) || (pipe && issue_ordered(x, u, u.hb)))) return;
+  fail_here("missing tcgen05.fence::after_thread_sync",
+            std::string(what) + " follows " + u.sync_pending_fence + " at " + loc(u.sync_at) +
+                " with no tcgen05.fence::after_thread_sync in between" +
+                (&u != g_sched->cur ? " (in lane " + std::to_string(u.lane) + " of the warp)" : std::string()) +
+                ", and it depends on the " + x.name + " issued by " + who(*x.issuer) + " at " + loc(x.at) +
+                ", which only that synchronisation orders before it: without the fence it is not ordered after "
+                "that synchronisation and may act on stale data (PTX ISA §9.7.16.6.4)");
 }
 
 // "lanes 0-15, 32-47" for a lane mask.
@@ -204,7 +230,10 @@ std::shared_ptr<TcOp> tc_issue(TcOp op, std::vector<std::pair<Cta*, TmemUse>> us
       for (const Fiber* u : by) {
         if (known_complete(x, *u)) continue;
         const bool same = same_thread(x, *u), ordered = issue_ordered(x, *u);
-        if (!(pipe && ordered)) report(e, use, op, *cta, *u, same, ordered, pipe);
+        if (!(pipe && ordered)) {
+          check_unfenced_dependency(x, *u, pipe, op.name);
+          report(e, use, op, *cta, *u, same, ordered, pipe);
+        }
         if (!same && !x.done && after &&
             std::find(after->begin(), after->end(), e.op) == after->end())
           after->push_back(e.op);  // a pipelined pair across threads: performed in order
@@ -238,6 +267,7 @@ void tc_check_dealloc(const Fiber& f, Cta& cta, uint32_t col0, uint32_t ncols) {
     const TmemUse& e = *it;
     if (!(e.col0 < col0 + ncols && col0 < e.col0 + e.ncols) || known_complete(*e.op, f)) continue;
     const TcOp& x = *e.op;
+    check_unfenced_dependency(x, f, false, "tcgen05.dealloc");
     const char* kind = x.kind == TcKind::kMma ? "TMEM deallocated under a running MMA"
                        : x.kind == TcKind::kCp ? "TMEM deallocated under a pending tcgen05.cp"
                                                : "TMEM deallocated under a pending tcgen05.ld";

@@ -102,6 +102,20 @@ ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA exited while its 
 ARGS=$S12_ARGS case_ s12-slot-of-the-owner $S12 wrong \
   'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
   'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, owner + 1), uint32_t(owner))'
+# Two senders given one receive slot (split s into slot s / 2 * 2: splits 2 and 3 share slot 2, 0
+# and 1 slot 0), on 16 SMs so that S = 4: the two copies are in flight into the same bytes at once
+# (whichever lands last wins); reported at the second one's issue, under every seed.
+ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 16" case_ s12-two-senders-one-slot $S12 "every:diag:asynchronous copies with overlapping destinations in flight" \
+  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+  'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, split / 2 * 2), uint32_t(owner))'
+# A correct variant: no tcgen05.fence::after_thread_sync after the owner's wait on its receive
+# barrier. That wait carries no tcgen05 ordering; the owner's tcgen05.ld depends on the MMAs,
+# which the earlier wait + fence (and the cluster barrier's fences) ordered, and a later unrelated
+# wait does not undo that (PTX ISA §9.7.16.6.4). It must verify (with a note).
+ARGS=$S12_ARGS case_ s12-owner-load-after-unrelated-wait $S12 pass \
+  'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
+  '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed
+        tcgen05_fence_after_thread_sync();' '        mbarrier_wait_parity(recv_bar(quarter), 0);  // no fence: the MMAs were ordered before'
 ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" \
   'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
   '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
@@ -134,3 +148,27 @@ ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited w
       trace.end_elected(Phase::kDrain);' '        (void)s;  // "my own MMAs are done: mainloop_done_bar said so"
       }
       trace.end_elected(Phase::kDrain);'
+# The TMEM address handoff with the relaxed cluster barrier alone: it orders no memory, so the
+# other warps' read of the address tcgen05.alloc wrote is not ordered after the write.
+ARGS=$S13_ARGS case_ s13-tmem-address-without-syncthreads $S13 "every:diag:TMEM address read before tcgen05.alloc's write" "${S13_FORCE[@]}" \
+  '  if (mc > 1) cluster_arrive_relaxed();
+  __syncthreads();
+  if (mc > 1) cluster_wait();' '  if (mc > 1) cluster_arrive_relaxed();
+  if (mc > 1) cluster_wait();  // "the cluster barrier synchronises every thread anyway"'
+# expect_tx of one k-tile for a stage of two: the phase completes when the first half has landed,
+# and the MMA reads a stage whose other copies are still in flight.
+ARGS=$S13_ARGS case_ s13-expect-tx-one-k-tile $S13 "every:diag:Likely causes, in order: (1) the expect_tx byte count is too small" "${S13_FORCE[@]}" \
+  'mbarrier_arrive_expect_tx(tma_full_bar(s), uint32_t(kts) * (A_KTILE_BYTES + L::B_KTILE_BYTES) + 2 * sf_bytes);' \
+  'mbarrier_arrive_expect_tx(tma_full_bar(s), (A_KTILE_BYTES + L::B_KTILE_BYTES) + 2 * sf_bytes);  // "one k-tile"'
+# A multicast mask over the whole cluster: the other split's CTAs receive A and SFA they did not
+# expect, over their own stage.
+ARGS=$S13_ARGS case_ s13-multicast-to-the-whole-cluster $S13 "every:diag:.multicast::cluster copy whose CTA mask includes" "${S13_FORCE[@]}" \
+  '  for (int r = 0; r < mc; ++r) mc_mask = uint16_t(mc_mask | (1u << rank_of(r, split)));' \
+  '  for (int r = 0; r < mc; ++r) mc_mask = uint16_t(mc_mask | (1u << rank_of(r, split)));
+  const uint16_t copy_mask = uint16_t((1u << cluster_ctas) - 1);  // "every CTA of the cluster needs A"' \
+  'tma_load_3d_multicast(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s), mc_mask);' \
+  'tma_load_3d_multicast(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s), copy_mask);' \
+  '                                    mc_mask);
+          }' '                                    copy_mask);
+          }' \
+  'sf_bytes, tma_full_bar(s), mc_mask);' 'sf_bytes, tma_full_bar(s), copy_mask);'

@@ -6,17 +6,19 @@
 // completes, §9.7.13.15): a copy's bytes belong to the phase of its mbarrier that is open when it
 // is issued, and a thread is ordered after them only by a wait that sees that phase complete. So:
 //  * two copies whose destinations overlap, the second issued while the first is in flight or has
-//    landed in a phase that has not completed, are unordered writers of the same bytes: reported
-//    at the second's issue, with both issuers;
+//    landed in a phase that no wait has seen complete, are unordered writers of the same bytes:
+//    reported at the second's issue, with both issuers;
 //  * an MMA, a tcgen05.cp or a thread load that reads bytes such a copy writes is reported at its
 //    issue, before any data is read: the copy, its issuer, and, when the copy's phase completed
 //    without it (the copy landed in a later phase, or is still in flight after the phase
 //    completed), that phase and the likely causes in order: an expect_tx byte count too small, a
 //    multicast mask that reaches this CTA, a wait on the wrong barrier.
 // Both are decided from what was issued and from the mbarrier's phases, not from when the bytes
-// happened to land, so they hold under every seed: a record stays until the phase its bytes were
-// counted in has completed, and a copy still in flight when its own phase completes stays marked
-// late after it lands.
+// happened to land, so they hold under every seed: a record stays until a wait of the barrier's
+// CTA has seen the phase its bytes were counted in complete (Mbar::observed), and a copy still in
+// flight when its own phase completes stays marked late after it lands. ("A wait of that CTA",
+// not "a wait the reader is ordered after": a reader ordered only through another thread's wait
+// is not reported, a missed report rather than a false one.)
 #include <algorithm>
 
 #include "internal.h"
@@ -26,8 +28,9 @@ namespace detail {
 
 namespace {
 
-// Is the copy's phase still open (in flight, or landed in a phase that has not completed)?
-bool unseen(const CopyWrite& w) { return !w.landed || w.bar->phase <= w.landed_phase; }
+// Can no wait have seen the copy's bytes land (in flight, or landed in a phase that no wait of the
+// barrier's CTA has seen complete)? Mbar::observed: the phases a wait there has seen complete.
+bool unseen(const CopyWrite& w) { return !w.landed || w.bar->observed <= w.landed_phase; }
 // Did its own phase complete without it?
 bool late(const CopyWrite& w) { return (w.landed ? w.landed_phase : w.bar->phase) > w.issue_phase; }
 
@@ -49,6 +52,9 @@ std::string state(const CopyWrite& w) {
     return "its bytes landed only after the " + ph + " of its mbarrier, to which they belong, had completed (they "
            "were counted in phase " + std::to_string(w.landed_phase) + ", which no wait has seen complete)";
   if (!w.landed) return "it is still in flight (its mbarrier is in " + ph + ", which has not completed)";
+  if (w.bar->phase > w.landed_phase)
+    return "its bytes have landed in " + ph + " of its mbarrier, which has completed, but no wait has seen it "
+           "complete, so nothing is ordered after them yet";
   return "its bytes have landed in " + ph + " of its mbarrier, which has not completed, so no wait can be ordered "
          "after them";
 }
@@ -81,7 +87,9 @@ std::shared_ptr<CopyWrite> copy_write_issued(Cta& dst, uint32_t dst_addr, uint32
   w->hi = w->lo + bytes;
   w->bar = &bar_cta.mbars.find(bar_addr & kOffsetMask)->second;
   w->bar_addr = bar_addr;
-  w->issue_phase = w->bar->phase;
+  // Its phase: the one its issuer announced bytes for with its last arrive.expect_tx on this barrier
+  // (when that phase has completed since, the copy came too late for it), else the open one.
+  w->issue_phase = w->bar->tx_by == &f ? std::min(w->bar->tx_phase, w->bar->phase) : w->bar->phase;
   w->multicast = multicast;
   w->what = what;
   w->issuer = &f;
@@ -129,7 +137,12 @@ void copy_check_read(Cta& cta, uint32_t lo, uint32_t hi, const char* what, const
     if (late(*e))
       d += kCauses;
     else
-      d += " Likely causes: no wait for that phase before the read, or a wait on the wrong mbarrier (or parity).";
+      d += std::string(" Likely causes: no wait for that phase before the read, or a wait on the wrong mbarrier (or "
+                       "parity)") +
+           (e->multicast && e->issuer->cta != &cta
+                ? "; or a .multicast::cluster copy whose CTA mask includes this CTA although this CTA did not "
+                  "expect the bytes (PTX ISA §9.7.9.25.5.2)."
+                : ".");
     fail_here("shared memory read while a copy into it is in flight", d);
   }
 }

@@ -22,9 +22,12 @@ struct Mbar;
 
 // One copy's bytes in one destination CTA. Its bytes belong to the phase of its mbarrier that was
 // open when it was issued (a copy is issued after the wait that frees its buffer, so before the
-// phase it fills can complete); `landed_phase` is the phase they were actually counted in.
+// phase it fills can complete), or, when its issuer announced them with an arrive.expect_tx on the
+// barrier, to that arrive's phase; `landed_phase` is the phase they were actually counted in. The
+// phase only words the report (a copy whose phase completed without it is "late": the likely
+// causes start with expect_tx); whether there is a report depends on `landed` and the waits.
 // The record matters while no wait can be ordered after the bytes: while the copy is in flight,
-// and once landed until the phase it landed in completes.
+// and once landed until a wait has seen the phase it landed in complete.
 struct CopyWrite {
   Cta* dst = nullptr;
   uint32_t lo = 0, hi = 0;  // shared::cta offsets [lo, hi) in `dst` (rank bits cleared)

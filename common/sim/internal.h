@@ -115,6 +115,10 @@ struct Mbar {
   // how many phases a wait of this CTA has seen completed.
   uint32_t async_phase_end = 0, observed = 0;
   std::string async_by;  // "the TMA load issued by ... at ..."
+  // The last arrive.expect_tx on it and the phase it arrived in (async_smem_writes.cpp: the phase
+  // that thread's copies after it belong to).
+  const Fiber* tx_by = nullptr;
+  uint32_t tx_phase = 0;
 };
 
 // An asynchronous operation: performed later, when the scheduler picks it. `targets` names the
@@ -202,6 +206,8 @@ struct Fiber {
   // (taken before that synchronisation's acquire): what its tcgen05 operations are ordered after
   // while sync_pending_fence is set (tmem_hazards.cpp, §9.7.16.6.4).
   HbClock hb_fenced;
+  const char* sync_first = nullptr;  // ... that synchronisation, and where
+  SrcLoc sync_first_at{};
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
   // The happens-before relation (happens_before.h): this thread's agent number, its current
   // epoch, its clock (also what it knows of every agent's tcgen05 operations, tmem_hazards.cpp),

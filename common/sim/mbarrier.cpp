@@ -160,6 +160,7 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
   const std::string by = who(f) + " at " + loc(f.at);
   if (target == f.cta) {
     check_mbar_published(b, bar, false, false, what);
+    if (expect_tx) b.tx_by = &f, b.tx_phase = b.phase;  // async_smem_writes.cpp
     if (expect_tx) mbar_add_tx(b, bar, int64_t(bytes), by);
     mbar_do_arrive(b, bar, 1, by, &hb_release(f));
     return;
@@ -227,6 +228,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
   check_fence_before("mbarrier.arrive.expect_tx");
   check_mbar_published(b, bar, false, false, "mbarrier.arrive.expect_tx");
   const std::string by = who(f) + " at " + loc(at);
+  b.tx_by = &f, b.tx_phase = b.phase;  // async_smem_writes.cpp
   mbar_add_tx(b, bar, int64_t(bytes), by);
   mbar_do_arrive(b, bar, 1, by, &hb_release(f));
 }

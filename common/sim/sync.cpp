@@ -41,6 +41,7 @@ namespace detail {
 // A thread synchronisation (mbarrier wait, bar.sync, __syncwarp) just completed in this thread.
 void note_thread_sync(const char* what, SrcLoc at) {
   Fiber& f = me();
+  if (!f.sync_pending_fence) f.sync_first = what, f.sync_first_at = at;  // hb_fenced is its clock before it
   f.sync_pending_fence = what;
   f.sync_at = at;
 }

@@ -116,13 +116,16 @@ bool issue_ordered(const TcOp& x, const Fiber& u) { return issue_ordered(x, u, t
 void check_unfenced_dependency(const TcOp& x, const Fiber& u, bool pipe, const char* what) {
   if (!u.sync_pending_fence) return;
   if (!(known_complete(x, u, u.hb) || (pipe && issue_ordered(x, u, u.hb)))) return;
+  const bool one = same_loc(u.sync_first_at, u.sync_at);
   fail_here("missing tcgen05.fence::after_thread_sync",
-            std::string(what) + " follows " + u.sync_pending_fence + " at " + loc(u.sync_at) +
-                " with no tcgen05.fence::after_thread_sync in between" +
+            std::string(what) + " follows " + u.sync_first + " at " + loc(u.sync_first_at) +
+                (one ? "" : std::string(" (and later ") + u.sync_pending_fence + " at " + loc(u.sync_at) + ")") +
+                " with no tcgen05.fence::after_thread_sync since" +
                 (&u != g_sched->cur ? " (in lane " + std::to_string(u.lane) + " of the warp)" : std::string()) +
                 ", and it depends on the " + x.name + " issued by " + who(*x.issuer) + " at " + loc(x.at) +
-                ", which only that synchronisation orders before it: without the fence it is not ordered after "
-                "that synchronisation and may act on stale data (PTX ISA §9.7.16.6.4)");
+                ", which only " + (one ? "that synchronisation" : "those synchronisations") +
+                " order before it: without the fence it is not ordered after " + (one ? "it" : "them") +
+                " and may act on stale data (PTX ISA §9.7.16.6.4)");
 }
 
 // "lanes 0-15, 32-47" for a lane mask.

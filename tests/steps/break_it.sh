@@ -238,7 +238,7 @@ case_ s04-expect-tx-after-copies $S4 pass \
         }
         mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);  // "after the copies"'
 case_ s04-tmem-column-zero $S4 "diag:TMEM access outside the allocation" \
-  'const uint32_t tmem_accum = *tmem_slot;' 'const uint32_t tmem_accum = 0;  // "the allocation starts at column 0"'
+  'const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);' 'const uint32_t tmem_accum = 0;  // "the allocation starts at column 0"'
 case_ s04-no-fence-mbarrier-init $S4 "diag:mbarrier init not fenced for the async proxy" \
   '    mbarrier_init(mainloop_done_bar, 1);  // one arrival: the final tcgen05.commit
     fence_mbarrier_init();' '    mbarrier_init(mainloop_done_bar, 1);  // one arrival: the final tcgen05.commit'

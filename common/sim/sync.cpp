@@ -10,9 +10,11 @@
 //    arrive and wait. A releasing arrive publishes the thread's mbarrier inits to the cluster; a
 //    relaxed one does not (it needs fence.mbarrier_init.release.cluster first).
 //  * tcgen05.fence::before_thread_sync / ::after_thread_sync (§9.7.16.6.4): checked as a
-//    protocol. A tcgen05 operation after a thread synchronisation needs an after_thread_sync in
-//    between; a releasing synchronisation after tcgen05 operations needs a before_thread_sync
-//    (or a tcgen05.commit, which implies it).
+//    protocol. A tcgen05 operation is ordered after the synchronisations before its thread's last
+//    after_thread_sync: an mma / cp after a later one needs the fence (tcgen05_op); an ld, wait::ld,
+//    alloc, dealloc only when it depends on what that synchronisation ordered (tmem_hazards.cpp,
+//    Fiber::hb_fenced). A releasing synchronisation after tcgen05 operations needs a
+//    before_thread_sync (or a tcgen05.commit, which implies it).
 //  * .cta_group (§9.7.16.5): all tcgen05 instructions of a kernel use the same one; cta_group::2
 //    instructions need the CTA's pair peer (rank ^ 1) in the cluster.
 //  * fence.mbarrier_init.release.cluster (§9.7.13.4): publishes this thread's mbarrier inits to

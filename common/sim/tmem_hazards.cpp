@@ -13,7 +13,9 @@
 //    through a tcgen05.commit and a wait on its mbarrier (§9.7.16.6.2.2), ld / st through
 //    tcgen05.wait::ld / ::st (§9.7.16.6.2.3); in another thread the completion must be ordered
 //    before the synchronisation (fence::before_thread_sync, arrive | wait, fence::after_thread_sync;
-//    §9.7.16.6.4.4);
+//    §9.7.16.6.4.4); a thread's tcgen05 operations see what it learnt up to its last
+//    fence::after_thread_sync (tc_view): a later synchronisation without the fence orders nothing
+//    for them, and a dependency only it carries is reported as the missing fence;
 //  * a pipelined pair issued by two threads is ordered by that synchronisation alone, without a
 //    completion (§9.7.16.6.3, §9.7.16.6.4.3).
 // How: the happens-before clock every thread carries (happens_before.h) also holds what it knows of

@@ -115,9 +115,7 @@ struct Mbar {
   // how many phases a wait of this CTA has seen completed.
   uint32_t async_phase_end = 0, observed = 0;
   std::string async_by;  // "the TMA load issued by ... at ..."
-  // The last arrive.expect_tx on it and the phase it arrived in (async_smem_writes.cpp: the phase
-  // that thread's copies after it belong to).
-  const Fiber* tx_by = nullptr;
+  const Fiber* tx_by = nullptr;  // the last arrive.expect_tx: by whom, in which phase (async_smem_writes.cpp)
   uint32_t tx_phase = 0;
 };
 
@@ -202,11 +200,10 @@ struct Fiber {
   SrcLoc sync_at{};
   const char* tc_pending_fence = nullptr;
   SrcLoc tc_at{};
-  // Its clock as of its first synchronisation since the last tcgen05.fence::after_thread_sync
-  // (taken before that synchronisation's acquire): what its tcgen05 operations are ordered after
-  // while sync_pending_fence is set (tmem_hazards.cpp, §9.7.16.6.4).
+  // While sync_pending_fence is set: its clock from before the first synchronisation since its
+  // last tcgen05.fence::after_thread_sync, what its tcgen05 operations see (tmem_hazards.cpp).
   HbClock hb_fenced;
-  const char* sync_first = nullptr;  // ... that synchronisation, and where
+  const char* sync_first = nullptr;  // that first synchronisation, and where
   SrcLoc sync_first_at{};
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
   // The happens-before relation (happens_before.h): this thread's agent number, its current
@@ -354,10 +351,8 @@ struct Cta {
   std::vector<TmemWriteSite> tmem_writes;
   std::vector<uint16_t> tma_piece;
   std::vector<TmaWriteSite> tma_sites;
-  // async_smem_writes.cpp: copies writing its shared memory that no wait can have seen land yet;
-  // tmem_slot.cpp: the TMEM addresses tcgen05.alloc wrote here, and threads waiting to read one.
-  std::vector<std::shared_ptr<CopyWrite>> copy_writes;
-  std::vector<TmemSlotWrite> tmem_slots;
+  std::vector<std::shared_ptr<CopyWrite>> copy_writes;  // copies no wait has seen land (async_smem_writes.cpp)
+  std::vector<TmemSlotWrite> tmem_slots;  // tcgen05.alloc's address writes; readers waiting (tmem_slot.cpp)
   WaitQueue tmem_slot_waiters;
 };
 

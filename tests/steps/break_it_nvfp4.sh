@@ -71,12 +71,13 @@ ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \
 
 # step 12 (split-K reduced in a cluster through DSMEM). S12_ARGS: 2 tiles of 128 x 128, 34
 # k-tiles, clusters of S = 4 forced (each rank owns one quarter and receives three copies).
-# Reading before the peers' copies landed shows as copies still in flight at exit (the owner no
-# longer waits for them); without the first cluster barrier a peer's copy completes on a receive
-# barrier whose init was never published to it (that barrier is also what says "my ring is free").
+# Reading before the peers' copies landed shows as a read of bytes a copy still writes when the
+# owner gets there first, else as a CTA exiting while a peer's copy still reaches it; without the
+# first cluster barrier a peer's copy completes on a receive barrier whose init was never
+# published to it (that barrier is also what says "my ring is free").
 S12=steps/step12_nvfp4_cluster_reduce.cu
 S12_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
-ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asynchronous work in flight" \
+ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:shared memory read while a copy into it is in flight" \
   'if (const int s = env_knob("TCG_STEP12_SPLITS", {1, 2, 4}, 0))' 'if (const int s = 4)' \
   '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed' \
   '        // "the cluster barrier already synchronised the CTAs"'

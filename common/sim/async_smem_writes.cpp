@@ -51,12 +51,16 @@ std::string state(const CopyWrite& w) {
   if (late(w))
     return "its bytes landed only after the " + ph + " of its mbarrier, to which they belong, had completed (they "
            "were counted in phase " + std::to_string(w.landed_phase) + ", which no wait has seen complete)";
-  if (!w.landed) return "it is still in flight (its mbarrier is in " + ph + ", which has not completed)";
+  const std::string when =
+      w.unannounced ? " (it was issued after phase " + std::to_string(w.issue_phase - 1) +
+                          " had completed, before any arrival announced phase " + std::to_string(w.issue_phase) + ")"
+                    : "";
+  if (!w.landed) return "it is still in flight (its mbarrier is in " + ph + ", which has not completed)" + when;
   if (w.bar->phase > w.landed_phase)
     return "its bytes have landed in " + ph + " of its mbarrier, which has completed, but no wait has seen it "
-           "complete, so nothing is ordered after them yet";
+           "complete, so nothing is ordered after them yet" + when;
   return "its bytes have landed in " + ph + " of its mbarrier, which has not completed, so no wait can be ordered "
-         "after them";
+         "after them" + when;
 }
 
 #define TCSIM_CAUSES_1_2                                                                                            \
@@ -90,6 +94,7 @@ std::shared_ptr<CopyWrite> copy_write_issued(Cta& dst, uint32_t dst_addr, uint32
   // Its phase: the one its issuer announced bytes for with its last arrive.expect_tx on this barrier
   // (when that phase has completed since, the copy came too late for it), else the open one.
   w->issue_phase = w->bar->tx_by == &f ? std::min(w->bar->tx_phase, w->bar->phase) : w->bar->phase;
+  w->unannounced = w->issue_phase == w->bar->phase && w->bar->phase > 0 && w->bar->pending == int64_t(w->bar->expected);
   w->multicast = multicast;
   w->what = what;
   w->issuer = &f;
@@ -134,7 +139,7 @@ void copy_check_read(Cta& cta, uint32_t lo, uint32_t hi, const char* what, const
                     " writes, and " + state(*e) + ". The read is not ordered after the copy's bytes: only a wait that "
                     "sees the copy's mbarrier phase complete is (PTX ISA §9.7.9.25.4.1, §9.7.13.15); on a GPU it "
                     "reads old bytes, new ones, or a mix, depending on timing.";
-    if (late(*e))
+    if (late(*e) || e->unannounced)  // its phase completed without it, or it may have missed the one before
       d += kCauses;
     else
       d += std::string(" Likely causes: no wait for that phase before the read, or a wait on the wrong mbarrier (or "

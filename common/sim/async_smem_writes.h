@@ -36,6 +36,7 @@ struct CopyWrite {
   uint32_t issue_phase = 0, landed_phase = 0;
   bool landed = false;
   bool multicast = false;
+  bool unannounced = false;  // issued into a phase no arrival had announced yet, after an earlier one completed
   const char* what = "";    // "TMA copy", "bulk copy", ...
   Fiber* issuer = nullptr;
   SrcLoc at{};

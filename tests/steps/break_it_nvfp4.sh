@@ -125,8 +125,8 @@ ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" 
 # and S = 2 forced: clusters of 4, stage i's A from the CTA with tile % 2 == i % 2.
 # A slot freed by its own MMA alone lets a peer's multicast overwrite it while this CTA's MMAs
 # still read it; without the cluster barrier after the inits a peer's copy or commit reaches a
-# barrier whose init was not published to it; every CTA multicasting every stage delivers each
-# A twice (more bytes than expect_tx announced, or a phase completed early); without the producer's drain a peer's last
+# barrier whose init was not published to it; every CTA multicasting every stage sends two copies
+# into each A slot at once (overlapping destinations in flight); without the producer's drain a peer's last
 # commit arrivals may land after this CTA has gone (teardown while a peer still signals it).
 S13=steps/step13_nvfp4_multicast.cu
 S13_ARGS="--m 128 --n 512 --k 4160 --inputs integer --sim-sms 8"
@@ -140,7 +140,7 @@ ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "every:diag:before i
   '  if (mc > 1) cluster_arrive_relaxed();
   __syncthreads();
   if (mc > 1) cluster_wait();' '  __syncthreads();  // "each CTA initialised its own barriers"'
-ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tcsim: " "${S13_FORCE[@]}" \
+ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:asynchronous copies with overlapping destinations in flight" "${S13_FORCE[@]}" \
   'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
 ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" "${S13_FORCE[@]}" \
   '        mbarrier_wait_parity(mma_done_bar(s), empty_parity);

@@ -100,7 +100,7 @@ std::shared_ptr<CopyWrite> copy_write_issued(Cta& dst, uint32_t dst_addr, uint32
   w->issuer = &f;
   w->at = f.at;
   for (const auto& e : dst.copy_writes)
-    if (e->lo < w->hi && w->lo < e->hi) {
+    if (g_options.copy_overlap_checks && e->lo < w->hi && w->lo < e->hi) {
       const uint32_t lo = std::max(e->lo, w->lo), hi = std::min(e->hi, w->hi);
       const bool mc = multicast || e->multicast;
       fail_here("asynchronous copies with overlapping destinations in flight",

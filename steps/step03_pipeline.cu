@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   auto b_tile = [&](int s) { return smem_base + B_TILES + s * B_STAGE_BYTES; };
   auto tma_full_bar = [&](int s) { return smem_base + TMA_FULL_BARS + 8 * s; };
   auto mma_done_bar = [&](int s) { return smem_base + MMA_DONE_BARS + 8 * s; };
-  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
+  const uint32_t tmem_slot = smem_base + TMEM_SLOT;  // where tcgen05.alloc writes the TMEM address
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // One CTA per output tile, numbered along N first; a 1-D grid because gridDim.y stops at
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   tcgen05_fence_before_thread_sync();
   __syncthreads();
   tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_accum = *tmem_slot;
+  const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);
   trace.end(Phase::kSetup);
 
   // The mainloop is driven by ONE thread: it loads, waits, issues the MMAs and refills stages.

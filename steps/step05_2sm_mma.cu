@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   auto tma_full_bar = [&](int s) { return smem_base + TMA_FULL_BARS + 8 * s; };
   auto mma_done_bar = [&](int s) { return smem_base + MMA_DONE_BARS + 8 * s; };
   const uint32_t mainloop_done_bar = smem_base + MAINLOOP_DONE_BAR;
-  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
+  const uint32_t tmem_slot = smem_base + TMEM_SLOT;  // where tcgen05.alloc writes the TMEM address
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // One cluster (CTA pair) per 256 x 256 output tile; a 1-D grid because gridDim.y stops at
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_accum = *tmem_slot;
+  const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);
   trace.end(Phase::kSetup);
 
   const int num_k_tiles = ceil_div(k, BLOCK_K);

@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   auto mma_done_bar = [&](int s) { return smem_base + MMA_DONE_BARS + 8 * s; };
   auto tmem_full_bar = [&](int a) { return smem_base + TMEM_FULL_BARS + 8 * a; };
   auto tmem_empty_bar = [&](int a) { return smem_base + TMEM_EMPTY_BARS + 8 * a; };
-  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
+  const uint32_t tmem_slot = smem_base + TMEM_SLOT;  // where tcgen05.alloc writes the TMEM address
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const uint32_t cta_rank = cluster_ctarank();
@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_base = *tmem_slot;  // accumulator a: columns 256 a .. 256 a + 255
+  const uint32_t tmem_base = tmem_address_from_slot(tmem_slot);  // accumulator a: columns 256 a .. 256 a + 255
   trace.end(Phase::kSetup);
 
   if (warp == 0) {

@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   auto clc_response = [&](int s) { return smem_base + CLC_RESPONSES + CLC_RESPONSE_BYTES * s; };
   auto sched_full_bar = [&](int s) { return smem_base + SCHED_FULL_BARS + 8 * s; };
   auto sched_empty_bar = [&](int s) { return smem_base + SCHED_EMPTY_BARS + 8 * s; };
-  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + TMEM_SLOT);
+  const uint32_t tmem_slot = smem_base + TMEM_SLOT;  // where tcgen05.alloc writes the TMEM address
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const uint32_t cta_rank = cluster_ctarank();
@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(NUM_THREADS)
   tcgen05_fence_before_thread_sync();
   cluster_sync();
   tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_base = *tmem_slot;  // accumulator a: columns 256 a .. 256 a + 255
+  const uint32_t tmem_base = tmem_address_from_slot(tmem_slot);  // accumulator a: columns 256 a .. 256 a + 255
   trace.end(Phase::kSetup);
 
   if (warp == 0) {

@@ -187,7 +187,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
     return smem_base + L::STAGING + (quarter * L::SUBTILES + sub) * STAGING_BYTES;
   };
   const uint32_t mainloop_done_bar = smem_base + L::MAINLOOP_DONE_BAR;
-  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + L::TMEM_SLOT);
+  const uint32_t tmem_slot = smem_base + L::TMEM_SLOT;  // where tcgen05.alloc writes the TMEM address
   volatile uint32_t* reducer_flag = reinterpret_cast<uint32_t*>(smem + L::REDUCER_FLAG);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -210,7 +210,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   tcgen05_fence_before_thread_sync();
   __syncthreads();
   tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_accum = *tmem_slot;
+  const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);
   trace.end(Phase::kSetup);
 
   const int num_ksteps = k / MMA_K;  // K % 64 == 0

@@ -150,7 +150,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
     return smem_base + L::STAGING + (quarter * L::SUBTILES + sub) * STAGING_BYTES;
   };
   const uint32_t mainloop_done_bar = smem_base + L::MAINLOOP_DONE_BAR;
-  const volatile uint32_t* tmem_slot = reinterpret_cast<uint32_t*>(smem + L::TMEM_SLOT);
+  const uint32_t tmem_slot = smem_base + L::TMEM_SLOT;  // where tcgen05.alloc writes the TMEM address
   auto recv_bar = [&](int quarter) { return smem_base + L::RECV_BARS + 8 * quarter; };
   auto send_buf = [&](int quarter) { return smem_base + L::SEND + quarter * L::QUARTER_BYTES; };
   // The receive slot of quarter q (owned here) for the partial of split s.
@@ -195,7 +195,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   __syncthreads();
   if (mc > 1) cluster_wait();
   tcgen05_fence_after_thread_sync();
-  const uint32_t tmem_accum = *tmem_slot;
+  const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);
   trace.end(Phase::kSetup);
 
   const int num_ksteps = k / MMA_K;  // K % 64 == 0

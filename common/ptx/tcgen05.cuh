@@ -20,6 +20,20 @@ TCG_DEV void tmem_alloc(uint32_t dst, uint32_t ncols TCG_LOC) {
 #endif
 }
 
+// The TMEM address tcgen05.alloc wrote to shared memory at `slot` (ld.shared.b32). Every thread
+// that uses the allocation reads it through this load, after a synchronisation that orders it after
+// the alloc's write (§9.7.16.7.1: the address is written to shared memory; a CTA barrier with the
+// tcgen05 fences around it, not a relaxed cluster barrier, §9.7.13.3).
+TCG_DEV uint32_t tmem_address_from_slot(uint32_t slot TCG_LOC) {
+#if defined(TCG_SIM)
+  return ::tcsim::tmem_slot_load(slot, TCG_AT);
+#else
+  uint32_t taddr;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(taddr) : "r"(slot) : "memory");
+  return taddr;
+#endif
+}
+
 // tcgen05.dealloc: free an allocation; every column must be freed before the CTA exits
 // (§9.7.16.7.1).
 TCG_DEV void tmem_dealloc(uint32_t taddr, uint32_t ncols TCG_LOC) {

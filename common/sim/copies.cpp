@@ -239,7 +239,13 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
     if (&bc != d) note_remote_access(*d, what);
     Cta* dp = d;
     Cta* bp = &bc;
-    AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by] { run_tma(*dp, m, d_dst, c, *bp, d_bar, by); },
+    // Its destination, until a wait has seen its bytes land (async_smem_writes.cpp).
+    auto w = copy_write_issued(*d, d_dst, bytes, bc, d_bar, mode.multicast ? "multicast TMA copy" : "TMA copy",
+                               mode.multicast);
+    AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by, w] {
+                 copy_write_landed(*w);
+                 run_tma(*dp, m, d_dst, c, *bp, d_bar, by);
+               },
                (1u << d->rank) | (1u << bc.rank), "a TMA copy", &f, at};
     op.t = timed() && mode.multicast && d != &self ? model_multicast_receive(*d, bytes, t_done) : t_done;
     push_async(std::move(op));
@@ -267,7 +273,9 @@ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcL
   note_remote_access(cta, "cp.async.bulk");
   const std::string by = "the bulk copy issued by " + who(f) + " at " + loc(at);
   Cta* cp = &cta;
-  AsyncOp op{[cp, dst, src, bytes, bar, by] {
+  auto w = copy_write_issued(cta, dst, bytes, cta, bar, "bulk copy", false);  // async_smem_writes.cpp
+  AsyncOp op{[cp, dst, src, bytes, bar, by, w] {
+               copy_write_landed(*w);
                const auto t0 = Clock::now();
                memcpy(cp->smem + (dst & kOffsetMask) - kSmemBase, src, bytes);  // small: kept in timing-only runs
                copy_landed(*cp, bar, bytes, by, t0);
@@ -326,7 +334,9 @@ void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t
     const Mbar& b = mbar_at_cluster(d_bar, "cp.async.bulk.multicast completion mbarrier");
     check_mbar_published(b, d_bar, /*async_proxy=*/true, /*remote=*/d != &self, what);  // exit: as tma_load
     Cta* cp = d;
-    AsyncOp op{[cp, d_dst, src, bytes, d_bar, by] {
+    auto w = copy_write_issued(*d, d_dst, bytes, *d, d_bar, "multicast bulk copy", true);  // async_smem_writes.cpp
+    AsyncOp op{[cp, d_dst, src, bytes, d_bar, by, w] {
+                 copy_write_landed(*w);
                  const auto t0 = Clock::now();
                  memcpy(cp->smem + (d_dst & kOffsetMask) - kSmemBase, src, bytes);
                  copy_landed(*cp, d_bar, bytes, by, t0);

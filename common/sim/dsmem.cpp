@@ -43,6 +43,7 @@ void ld_shared_cluster_v4(uint32_t addr, uint32_t* out, SrcLoc at) {
   check_aligned16(addr, what);
   SmemRef r = smem_ref_cluster(addr, 16, what);
   note_remote_access(*r.cta, what);
+  copy_check_read(*r.cta, addr, addr + 16, what);  // async_smem_writes.cpp
   memcpy(out, r.cta->smem + r.off, 16);
   if (timed()) model_dsmem_access(me(), *r.cta, 16, /*load=*/true);
 }
@@ -96,7 +97,9 @@ void bulk_copy_smem_to_cluster(uint32_t dst, uint32_t src, uint32_t bytes, uint3
   const std::string by = "the bulk copy into " + cta_name(dcta) + " issued by " + who(f) + " at " + loc(at);
   Cta* sp = &self;
   Cta* dp = &dcta;
-  AsyncOp op{[sp, dp, dst, src, bytes, bar, by, carried] {
+  auto w = copy_write_issued(dcta, dst, bytes, dcta, bar, "DSMEM bulk copy", false);  // async_smem_writes.cpp
+  AsyncOp op{[sp, dp, dst, src, bytes, bar, by, carried, w] {
+               copy_write_landed(*w);
                memcpy(dp->smem + (dst & kOffsetMask) - kSmemBase, sp->smem + (src & kOffsetMask) - kSmemBase, bytes);
                Mbar& mb = dp->mbars.find(bar & kOffsetMask)->second;
                g_stats.tma_copies++;

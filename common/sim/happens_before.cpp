@@ -171,7 +171,10 @@ HbClock hb_release_relaxed(Fiber& f) {
   return c;
 }
 
-void hb_acquire(Fiber& f, const HbClock& c) { f.hb.join(c); }
+void hb_acquire(Fiber& f, const HbClock& c) {
+  if (!f.sync_pending_fence) f.hb_fenced = f.hb;  // what its tcgen05 operations see until a fence (tmem_hazards.cpp)
+  f.hb.join(c);
+}
 
 }  // namespace detail
 }  // namespace tcsim

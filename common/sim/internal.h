@@ -21,10 +21,12 @@
 // timing_params.cpp (the timing model's parameter table and parameter files), provenance.cpp (what
 // wrote each TMEM cell and shared-memory piece: reads of unwritten TMEM, operand layouts that
 // differ from what the TMA wrote), bounds.cpp (what bounds a timed launch: engines' busy time,
-// waits per barrier, CTAs per SM).
+// waits per barrier, CTAs per SM), async_smem_writes.cpp (copies' destinations until a wait saw
+// them land), tmem_slot.cpp (the TMEM address tcgen05.alloc writes to shared memory).
 // Headers: this one; event_queue.h (the timing model's event queue); fiber_switch.h (switching
-// between the scheduler and the fibers, fiber_switch.cpp); happens_before.h (the vector clocks; tmem_hazards.h includes it);
-// provenance.h; tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
+// between the scheduler and the fibers, fiber_switch.cpp); happens_before.h (the vector clocks;
+// tmem_hazards.h includes it); provenance.h; async_smem_writes.h; tmem_hazards.h (tmem_hazards.cpp's
+// types and checks) and timing.h (the timing
 // model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
 // timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
@@ -45,6 +47,7 @@
 #include "event_queue.h"
 #include "fiber_switch.h"
 #include "sim.h"
+#include "async_smem_writes.h"
 #include "provenance.h"
 #include "timing.h"
 #include "tmem_hazards.h"
@@ -114,6 +117,8 @@ struct Mbar {
   // how many phases a wait of this CTA has seen completed.
   uint32_t async_phase_end = 0, observed = 0;
   std::string async_by;  // "the TMA load issued by ... at ..."
+  const Fiber* tx_by = nullptr;  // the last arrive.expect_tx: by whom, in which phase (async_smem_writes.cpp)
+  uint32_t tx_phase = 0;
 };
 
 // An asynchronous operation: performed later, when the scheduler picks it. `targets` names the
@@ -196,6 +201,11 @@ struct Fiber {
   SrcLoc sync_at{};
   const char* tc_pending_fence = nullptr;
   SrcLoc tc_at{};
+  // While sync_pending_fence is set: its clock from before the first synchronisation since its
+  // last tcgen05.fence::after_thread_sync, what its tcgen05 operations see (tmem_hazards.cpp).
+  HbClock hb_fenced;
+  const char* sync_first = nullptr;  // that first synchronisation, and where
+  SrcLoc sync_first_at{};
   std::deque<AsyncOp> tc_ops;              // issued tcgen05 async ops, completed in order
   // The happens-before relation (happens_before.h): this thread's agent number, its current
   // epoch, its clock (also what it knows of every agent's tcgen05 operations, tmem_hazards.cpp),
@@ -343,6 +353,9 @@ struct Cta {
   std::vector<TmemWriteSite> tmem_writes;
   std::vector<uint16_t> tma_piece;
   std::vector<TmaWriteSite> tma_sites;
+  std::vector<std::shared_ptr<CopyWrite>> copy_writes;  // copies no wait has seen land (async_smem_writes.cpp)
+  std::vector<TmemSlotWrite> tmem_slots;  // tcgen05.alloc's address writes; readers waiting (tmem_slot.cpp)
+  WaitQueue tmem_slot_waiters;
 };
 
 struct Cluster {

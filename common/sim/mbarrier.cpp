@@ -72,7 +72,7 @@ void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
   if (b.pending == 0 && b.tx < 0)
     fail("tcsim: mbarrier tx-count underflow\n  the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) +
          ") received " + std::to_string(-b.tx) + " bytes more than expect_tx announced for phase " +
-         std::to_string(b.phase) + "; last update by " + by + ". Is the expect_tx byte count too small?");
+         std::to_string(b.phase) + "; last update by " + by + "." + copy_underflow_detail(b));  // async_smem_writes.cpp
   if (b.pending == 0 && b.tx == 0) {
     b.hb_done[b.phase & 1] = std::move(b.hb_acc);  // what a wait for this phase's parity acquires
     b.hb_acc.clear();
@@ -160,6 +160,7 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
   const std::string by = who(f) + " at " + loc(f.at);
   if (target == f.cta) {
     check_mbar_published(b, bar, false, false, what);
+    if (expect_tx) b.tx_by = &f, b.tx_phase = b.phase;  // async_smem_writes.cpp
     if (expect_tx) mbar_add_tx(b, bar, int64_t(bytes), by);
     mbar_do_arrive(b, bar, 1, by, &hb_release(f));
     return;
@@ -227,6 +228,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
   check_fence_before("mbarrier.arrive.expect_tx");
   check_mbar_published(b, bar, false, false, "mbarrier.arrive.expect_tx");
   const std::string by = who(f) + " at " + loc(at);
+  b.tx_by = &f, b.tx_phase = b.phase;  // async_smem_writes.cpp
   mbar_add_tx(b, bar, int64_t(bytes), by);
   mbar_do_arrive(b, bar, 1, by, &hb_release(f));
 }

@@ -163,6 +163,7 @@ uint32_t ld_shared_cluster(uint32_t addr, SrcLoc at) {
   if (addr % 4) fail_here("misaligned shared load", "ld.shared::cluster.u32 at " + hex(addr) + " is not 4-byte aligned");
   SmemRef r = smem_ref_cluster(addr, 4, "ld.shared::cluster");
   note_remote_access(*r.cta, "ld.shared::cluster");
+  copy_check_read(*r.cta, addr, addr + 4, "ld.shared::cluster");  // async_smem_writes.cpp
   uint32_t v;
   memcpy(&v, r.cta->smem + r.off, 4);
   if (timed()) model_dsmem_access(me(), *r.cta, 4, /*load=*/true);

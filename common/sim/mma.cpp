@@ -303,6 +303,9 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
   // the TMA that placed the tiles, enable-input-d against cells no MMA wrote; then D is written.
   const char* mma_name = cta_group == 2 ? "tcgen05.mma.cta_group::2.kind::f16" : "tcgen05.mma.kind::f16";
   for (int v = 0; v < cta_group; ++v) {
+    // No copy may still write the operands (async_smem_writes.cpp), then their layouts.
+    copy_check_desc_read(*j.ctas[v], j.a, j.id.a_mn_major, cta_group == 2 ? j.id.m / 2 : j.id.m, 32, mma_name, "operand A");
+    copy_check_desc_read(*j.ctas[v], j.b, j.id.b_mn_major, cta_group == 2 ? j.id.n / 2 : j.id.n, 32, mma_name, "operand B");
     prov_check_operand(*j.ctas[v], j.a, j.id.a_mn_major, "A");
     prov_check_operand(*j.ctas[v], j.b, j.id.b_mn_major, "B");
   }

@@ -339,6 +339,7 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
                   "name lane 0");
   const uint32_t col = tcg::tmem_column(taddr);
   tmem_check_range(cta, 0, tcg::kTmemLanes, col, kCpColumns, "tcgen05.cp.32x128b.warpx4");
+  copy_check_desc_read(cta, d, false, kCpRows, kCpRowBytes, "tcgen05.cp.32x128b.warpx4", "source");  // async_smem_writes.cpp
   TmemUse dst;  // .warpx4: rows 0-31 into lanes r + 32w of every quarter, 4 columns
   or_lanes(dst.lanes, 0, 128);
   dst.col0 = col;
@@ -400,6 +401,8 @@ void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uin
     u.role = roles[i];
     uses.emplace_back(&cta, u);
   }
+  copy_check_desc_read(cta, a, false, kM, 32, "tcgen05.mma.kind::mxf4nvf4", "operand A");  // async_smem_writes.cpp
+  copy_check_desc_read(cta, b, false, N, 32, "tcgen05.mma.kind::mxf4nvf4", "operand B");
   prov_check_operand(cta, a, false, "A");  // provenance.cpp, as for kind::f16
   prov_check_operand(cta, b, false, "B");
   if (accumulate) prov_check_tmem_read(cta, uses[0].second, "tcgen05.mma.kind::mxf4nvf4", /*mma_accumulate=*/true);

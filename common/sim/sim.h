@@ -105,6 +105,9 @@ uint32_t clc_query_first_ctaid(const uint32_t* words, int dim, SrcLoc at);
 void tmem_alloc(uint32_t dst, uint32_t ncols, int cta_group, SrcLoc at);
 void tmem_dealloc(uint32_t taddr, uint32_t ncols, int cta_group, SrcLoc at);
 void tmem_relinquish(int cta_group, SrcLoc at);
+// ld.shared.b32 of the slot tcgen05.alloc wrote the TMEM address to (tmem_slot.cpp): checked to be
+// ordered after that write.
+uint32_t tmem_slot_load(uint32_t addr, SrcLoc at);
 void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, bool accumulate, int cta_group,
              SrcLoc at);
 void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_mask, SrcLoc at);

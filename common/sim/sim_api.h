@@ -38,6 +38,10 @@ struct Options {
   // (the harness sets it); off by default because unit tests of other rules read the allocator's
   // poison on purpose (to see that a copy left the other columns alone, or a hazard's data).
   bool provenance_checks = false;
+  // The report of two copies in flight into the same shared-memory bytes (async_smem_writes.cpp). On
+  // by default; off only for a bandwidth microbenchmark that sends every copy into one buffer whose
+  // bytes it never reads (tests/gpu/micro.cu, the DSMEM bulk-copy cases).
+  bool copy_overlap_checks = true;
   std::vector<uint32_t> trace_ctas{0, 1, 2, 3};  // linear CTA indices to trace
 };
 

@@ -10,9 +10,11 @@
 //    arrive and wait. A releasing arrive publishes the thread's mbarrier inits to the cluster; a
 //    relaxed one does not (it needs fence.mbarrier_init.release.cluster first).
 //  * tcgen05.fence::before_thread_sync / ::after_thread_sync (§9.7.16.6.4): checked as a
-//    protocol. A tcgen05 operation after a thread synchronisation needs an after_thread_sync in
-//    between; a releasing synchronisation after tcgen05 operations needs a before_thread_sync
-//    (or a tcgen05.commit, which implies it).
+//    protocol. A tcgen05 operation is ordered after the synchronisations before its thread's last
+//    after_thread_sync: an mma / cp after a later one needs the fence (tcgen05_op); an ld, wait::ld,
+//    alloc, dealloc only when it depends on what that synchronisation ordered (tmem_hazards.cpp,
+//    Fiber::hb_fenced). A releasing synchronisation after tcgen05 operations needs a
+//    before_thread_sync (or a tcgen05.commit, which implies it).
 //  * .cta_group (§9.7.16.5): all tcgen05 instructions of a kernel use the same one; cta_group::2
 //    instructions need the CTA's pair peer (rank ^ 1) in the cluster.
 //  * fence.mbarrier_init.release.cluster (§9.7.13.4): publishes this thread's mbarrier inits to
@@ -27,6 +29,10 @@
 //    wait (except at __syncthreads, which counts exited threads).
 // bar.sync, __syncwarp, the cluster barrier and the mbarriers carry the happens-before clocks
 // (happens_before.h): an arrival releases, a completed wait acquires.
+#include <cstdio>
+#include <set>
+#include <tuple>
+
 #include "internal.h"
 
 namespace tcsim {
@@ -37,6 +43,7 @@ namespace detail {
 // A thread synchronisation (mbarrier wait, bar.sync, __syncwarp) just completed in this thread.
 void note_thread_sync(const char* what, SrcLoc at) {
   Fiber& f = me();
+  if (!f.sync_pending_fence) f.sync_first = what, f.sync_first_at = at;  // hb_fenced is its clock before it
   f.sync_pending_fence = what;
   f.sync_at = at;
 }
@@ -63,14 +70,33 @@ void check_fence_before(const char* what) {
                   "synchronising with this one are not ordered after that tcgen05 operation (PTX ISA §9.7.16.6.4)");
 }
 
-// A tcgen05 operation is being issued: it must be fenced after any earlier thread sync.
+// A tcgen05 operation is being issued after a thread synchronisation with no
+// tcgen05.fence::after_thread_sync since. §9.7.16.6.4 orders it after the synchronisations before
+// the thread's last such fence, not after this one; it is a mistake only if it depends on what
+// this one ordered. tcgen05.ld, wait::ld, alloc, dealloc and relinquish: their dependencies are
+// TMEM operations, which tmem_hazards.cpp checks against the thread's clock as of before the
+// unfenced synchronisation (Fiber::hb_fenced); they pass with a note. tcgen05.mma and tcgen05.cp
+// also read shared memory, whose contents (a TMA's bytes, other threads' stores) are published
+// to them by that synchronisation: the emulator does not follow which synchronisation published
+// which bytes, so for them the fence stays required.
 void tcgen05_op(const char* what) {
   Fiber& f = me();
-  if (f.sync_pending_fence)
-    fail_here("missing tcgen05.fence::after_thread_sync",
-              std::string(what) + " follows " + f.sync_pending_fence + " at " + loc(f.sync_at) +
-                  " with no tcgen05.fence::after_thread_sync in between, so it is not ordered after that "
-                  "synchronisation and may act on stale data (PTX ISA §9.7.16.6.4)");
+  if (f.sync_pending_fence) {
+    const std::string op = what;
+    if (op == "tcgen05.mma" || op == "tcgen05.cp")
+      fail_here("missing tcgen05.fence::after_thread_sync",
+                op + " follows " + f.sync_pending_fence + " at " + loc(f.sync_at) +
+                    " with no tcgen05.fence::after_thread_sync in between, so it is not ordered after that "
+                    "synchronisation and may act on stale data (PTX ISA §9.7.16.6.4): it reads shared memory, "
+                    "which that synchronisation may be what published (a TMA's bytes, other threads' stores)");
+    static std::set<std::tuple<const char*, int, const char*, int>> noted;  // once per pair of places
+    if (noted.insert({f.at.file, f.at.line, f.sync_at.file, f.sync_at.line}).second)
+      std::fprintf(stderr,
+                   "note: %s at %s follows %s at %s with no tcgen05.fence::after_thread_sync in between: allowed "
+                   "while it depends only on what an earlier fenced synchronisation ordered (checked; PTX ISA "
+                   "§9.7.16.6.4); a fence after that synchronisation would order it after it as well\n",
+                   what, loc(f.at).c_str(), f.sync_pending_fence, loc(f.sync_at).c_str());
+  }
   f.tc_pending_fence = what;
   f.tc_at = f.at;
 }

@@ -212,6 +212,7 @@ void do_alloc(const std::vector<Cta*>& ctas, TwoArgs a0, int warp, SrcLoc at) {
     if (dst % 4) fail_here("misaligned store", "tcgen05.alloc destination " + hex(dst) + " is not 4-byte aligned");
     check_no_mbarrier_in(*cta, dst, 4, "tcgen05.alloc destination");
     memcpy(smem_ptr(*cta, dst, 4, "tcgen05.alloc destination"), &taddr, 4);
+    tmem_slot_written(*cta, dst, warp, at);  // the read must be ordered after it (tmem_slot.cpp)
   }
 }
 

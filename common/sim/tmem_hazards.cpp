@@ -13,7 +13,9 @@
 //    through a tcgen05.commit and a wait on its mbarrier (§9.7.16.6.2.2), ld / st through
 //    tcgen05.wait::ld / ::st (§9.7.16.6.2.3); in another thread the completion must be ordered
 //    before the synchronisation (fence::before_thread_sync, arrive | wait, fence::after_thread_sync;
-//    §9.7.16.6.4.4);
+//    §9.7.16.6.4.4); a thread's tcgen05 operations see what it learnt up to its last
+//    fence::after_thread_sync (tc_view): a later synchronisation without the fence orders nothing
+//    for them, and a dependency only it carries is reported as the missing fence;
 //  * a pipelined pair issued by two threads is ordered by that synchronisation alone, without a
 //    completion (§9.7.16.6.3, §9.7.16.6.4.3).
 // How: the happens-before clock every thread carries (happens_before.h) also holds what it knows of
@@ -54,6 +56,10 @@ void tc_ld_waited(Fiber& f) {
   const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];
   Known& k = f.hb.at(lane0.agent);
   k.ld_waited = std::max(k.ld_waited, lane0.ld_waits);
+  if (f.sync_pending_fence) {  // program order: its later tcgen05 operations see it too
+    Known& kf = f.hb_fenced.at(lane0.agent);
+    kf.ld_waited = std::max(kf.ld_waited, lane0.ld_waits);
+  }
 }
 
 void or_lanes(uint64_t (&lanes)[2], uint32_t lane0, uint32_t n) {
@@ -87,16 +93,41 @@ bool same_thread(const TcOp& x, const Fiber& u) {
   return x.kind == TcKind::kLd ? (u.cta == x.cta && u.warp == x.warp) : x.issuer == &u;
 }
 
-bool known_complete(const TcOp& x, const Fiber& u) {
-  const Known* k = u.hb.find(x.agent);
+// What `u`'s tcgen05 operations are ordered after (PTX ISA §9.7.16.6.4): its clock, except after a
+// synchronisation that no tcgen05.fence::after_thread_sync has followed yet: then its clock as of
+// before that synchronisation (a later unrelated wait does not undo an earlier fence's ordering,
+// and orders nothing of its own for tcgen05 operations).
+const HbClock& tc_view(const Fiber& u) { return u.sync_pending_fence ? u.hb_fenced : u.hb; }
+
+bool known_complete(const TcOp& x, const Fiber&, const HbClock& c) {
+  const Known* k = c.find(x.agent);
   if (!k) return false;
   return x.kind == TcKind::kLd ? k->ld_waited >= x.need : k->committed >= x.need;
 }
+bool known_complete(const TcOp& x, const Fiber& u) { return known_complete(x, u, tc_view(u)); }
 
-bool issue_ordered(const TcOp& x, const Fiber& u) {
+bool issue_ordered(const TcOp& x, const Fiber& u, const HbClock& c) {
   if (same_thread(x, u)) return true;
-  const Known* k = u.hb.find(x.agent);
+  const Known* k = c.find(x.agent);
   return k && (x.kind == TcKind::kLd ? k->ld_issued : k->issued) >= x.seq;
+}
+bool issue_ordered(const TcOp& x, const Fiber& u) { return issue_ordered(x, u, tc_view(u)); }
+
+// `u` issues `what`, which is not ordered after `x` as its tcgen05 operations see it, but would
+// be through the synchronisation it has not fenced yet: the missing fence is the mistake.
+void check_unfenced_dependency(const TcOp& x, const Fiber& u, bool pipe, const char* what) {
+  if (!u.sync_pending_fence) return;
+  if (!(known_complete(x, u, u.hb) || (pipe && issue_ordered(x, u, u.hb)))) return;
+  const bool one = same_loc(u.sync_first_at, u.sync_at);
+  fail_here("missing tcgen05.fence::after_thread_sync",
+            std::string(what) + " follows " + u.sync_first + " at " + loc(u.sync_first_at) +
+                (one ? "" : std::string(" (and later ") + u.sync_pending_fence + " at " + loc(u.sync_at) + ")") +
+                " with no tcgen05.fence::after_thread_sync since" +
+                (&u != g_sched->cur ? " (in lane " + std::to_string(u.lane) + " of the warp)" : std::string()) +
+                ", and it depends on the " + x.name + " issued by " + who(*x.issuer) + " at " + loc(x.at) +
+                ", which only " + (one ? "that synchronisation" : "those synchronisations") +
+                " order before it: without the fence it is not ordered after " + (one ? "it" : "them") +
+                " and may act on stale data (PTX ISA §9.7.16.6.4)");
 }
 
 // "lanes 0-15, 32-47" for a lane mask.
@@ -204,7 +235,10 @@ std::shared_ptr<TcOp> tc_issue(TcOp op, std::vector<std::pair<Cta*, TmemUse>> us
       for (const Fiber* u : by) {
         if (known_complete(x, *u)) continue;
         const bool same = same_thread(x, *u), ordered = issue_ordered(x, *u);
-        if (!(pipe && ordered)) report(e, use, op, *cta, *u, same, ordered, pipe);
+        if (!(pipe && ordered)) {
+          check_unfenced_dependency(x, *u, pipe, op.name);
+          report(e, use, op, *cta, *u, same, ordered, pipe);
+        }
         if (!same && !x.done && after &&
             std::find(after->begin(), after->end(), e.op) == after->end())
           after->push_back(e.op);  // a pipelined pair across threads: performed in order
@@ -238,6 +272,7 @@ void tc_check_dealloc(const Fiber& f, Cta& cta, uint32_t col0, uint32_t ncols) {
     const TmemUse& e = *it;
     if (!(e.col0 < col0 + ncols && col0 < e.col0 + e.ncols) || known_complete(*e.op, f)) continue;
     const TcOp& x = *e.op;
+    check_unfenced_dependency(x, f, false, "tcgen05.dealloc");
     const char* kind = x.kind == TcKind::kMma ? "TMEM deallocated under a running MMA"
                        : x.kind == TcKind::kCp ? "TMEM deallocated under a pending tcgen05.cp"
                                                : "TMEM deallocated under a pending tcgen05.ld";

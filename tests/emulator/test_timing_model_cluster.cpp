@@ -82,10 +82,12 @@ __global__ void dsmem_copy_kernel(uint32_t bytes, uint64_t* t) {
 }
 
 // Multicast: once rank 1 has issued its multicasts to both CTAs (mode 1; none in mode 0) it lets
-// rank 0 load `boxes` 16 KiB boxes for itself, back to back; rank 0 records when they landed.
+// rank 0 load `boxes` 16 KiB boxes for itself, back to back; rank 0 records when they landed. Every
+// box has its own destination (own boxes first, then the multicast ones): copies in flight at once
+// must not write the same bytes.
 __global__ void mcast_kernel(const __grid_constant__ CUtensorMap map, int boxes, int mode, uint64_t* t) {
   const uint32_t base = tcg::smem_addr(tcg::aligned_smem_base()), rank = tcg::cluster_ctarank();
-  const uint32_t own_bar = base + 32768, mc_bar = own_bar + 8, go_bar = own_bar + 16;
+  const uint32_t own_bar = base + 2 * uint32_t(boxes) * 16384, mc_bar = own_bar + 8, go_bar = own_bar + 16;
   if (threadIdx.x == 0) {
     tcg::mbarrier_init(own_bar, 1);
     tcg::mbarrier_init(mc_bar, 1);
@@ -96,13 +98,13 @@ __global__ void mcast_kernel(const __grid_constant__ CUtensorMap map, int boxes,
   }
   tcg::cluster_sync();
   if (threadIdx.x == 0 && rank == 1) {  // rank 1 issues its multicasts, then lets rank 0 start
-    for (int i = 0; mode == 1 && i < boxes; ++i) tcg::tma_load_2d_multicast(base + 16384, &map, 0, 0, mc_bar, 0b11);
+    for (int i = 0; mode == 1 && i < boxes; ++i) tcg::tma_load_2d_multicast(base + uint32_t(boxes + i) * 16384, &map, 0, 0, mc_bar, 0b11);
     tcg::mbarrier_arrive_cluster_cta_scope(tcg::mapa_shared_cluster(go_bar, 0));
   }
   if (threadIdx.x == 0 && rank == 0) {
     tcg::mbarrier_wait_parity(go_bar, 0);
     const uint64_t t0 = tcg::globaltimer();
-    for (int i = 0; i < boxes; ++i) tcg::tma_load_2d(base, &map, 0, 0, own_bar);
+    for (int i = 0; i < boxes; ++i) tcg::tma_load_2d(base + uint32_t(i) * 16384, &map, 0, 0, own_bar);
     tcg::mbarrier_wait_parity(own_bar, 0);
     *t = tcg::globaltimer() - t0;
   }
@@ -137,26 +139,27 @@ TEST_CASE("timing model: a DSMEM bulk copy takes bytes / SM-to-SM rate + its lat
   }
 }
 
-// Guards: the issuing SM pays for a multicast box, each other destination half a box. Rank 1's 8
-// multicasts, issued just before rank 0 starts its own 8 boxes, delay rank 0 by at most half of
-// 8 boxes' TMA-unit time (the part still queued when it starts), not by all of it (the whole box
+// Guards: the issuing SM pays for a multicast box, each other destination half a box. Rank 1's 6
+// multicasts, issued just before rank 0 starts its own 6 boxes, delay rank 0 by at most half of
+// 6 boxes' TMA-unit time (the part still queued when it starts), not by all of it (the whole box
 // charged to every destination), and not by nothing (the receiver paying nothing).
 TEST_CASE("timing model: a multicast box is charged to the issuing SM, and a share to each receiver") {
   std::vector<uint16_t> a(128 * 64, 0x3F80);
   const auto reg = registered(a, "A");
   const CUtensorMap map = map2d(a.data(), 128, 64, 128, true);
+  constexpr uint32_t kBoxes = 6;  // 2 x 6 boxes of 16 KiB fit a CTA's shared memory
   auto run = [&](int mode) {
     ModelScope scope(/*skip_math=*/true, /*trace=*/false);
     uint64_t t = 0;
-    const tcg::LaunchDims dims{dim3(2), dim3(32), 32768 + 64 + tcg::kSmemAlignSlack, dim3(2)};
-    tcg::launch_kernel(mcast_kernel, dims, nullptr, map, 8, mode, &t);
+    const tcg::LaunchDims dims{dim3(2), dim3(32), 2 * kBoxes * 16384 + 64 + tcg::kSmemAlignSlack, dim3(2)};
+    tcg::launch_kernel(mcast_kernel, dims, nullptr, map, int(kBoxes), mode, &t);
     return double(t);
   };
   const double alone = run(0), beside_mcast = run(1);
   const double box_ns = kTmaBoxCycles / kClockGHz + 16384 / kTmaSmBytesPerNs;
   CHECK(alone > 0);
-  CHECK(beside_mcast - alone > 0.25 * 8 * kMulticastReceiveShare * box_ns);
-  CHECK(beside_mcast - alone <= 1.02 * 8 * kMulticastReceiveShare * box_ns);
+  CHECK(beside_mcast - alone > 0.25 * kBoxes * kMulticastReceiveShare * box_ns);
+  CHECK(beside_mcast - alone <= 1.02 * kBoxes * kMulticastReceiveShare * box_ns);
 }
 
 // Guards: the ranges. Slow end >= point >= fast end, and the point is restored exactly.

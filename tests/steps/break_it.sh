@@ -169,7 +169,7 @@ case_ s02-k-step-16-bytes $S2 wrong \
 case_ s02-sbo-half-an-atom $S2 "every:diag:must be 1024, not 512" \
   'constexpr uint32_t SBO_SW128 = 8 * 128;' 'constexpr uint32_t SBO_SW128 = 4 * 128;  // "four rows of 128 bytes"'
 # step 03
-case_ s03-no-full-wait $S3 wrong \
+case_ s03-no-full-wait $S3 "every:diag:shared memory read while a copy into it is in flight" \
   '      mbarrier_wait_parity(tma_full_bar(s), parity(kt), trace.span_elected(Phase::kWaitTmaFull, s));
 ' ''
 case_ s03-refill-without-waiting $S3 wrong \
@@ -179,7 +179,7 @@ case_ s03-refill-without-waiting $S3 wrong \
 # step 04
 case_ s04-producer-parity-flipped $S4 deadlock \
   'uint32_t empty_parity = 1;' 'uint32_t empty_parity = 0;'
-case_ s04-no-full-wait $S4 wrong \
+case_ s04-no-full-wait $S4 "every:diag:shared memory read while a copy into it is in flight" \
   '        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
 ' ''
 case_ s04-expect-tx-half $S4 "diag:tx-count underflow" \
@@ -241,7 +241,7 @@ case_ s04-expect-tx-after-copies $S4 pass \
         }
         mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);  // "after the copies"'
 case_ s04-tmem-column-zero $S4 "diag:TMEM access outside the allocation" \
-  'const uint32_t tmem_accum = *tmem_slot;' 'const uint32_t tmem_accum = 0;  // "the allocation starts at column 0"'
+  'const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);' 'const uint32_t tmem_accum = 0;  // "the allocation starts at column 0"'
 case_ s04-no-fence-mbarrier-init $S4 "diag:mbarrier init not fenced for the async proxy" \
   '    mbarrier_init(mainloop_done_bar, 1);  // one arrival: the final tcgen05.commit
     fence_mbarrier_init();' '    mbarrier_init(mainloop_done_bar, 1);  // one arrival: the final tcgen05.commit'
@@ -257,12 +257,12 @@ case_ s05-commit-not-multicast $S5 deadlock \
   'mma_commit_2sm_multicast(mma_done_bar(s), PAIR_MASK);' 'mma_commit_2sm(mma_done_bar(s));'
 case_ s05-mainloop-done-leader-only $S5 deadlock \
   'mma_commit_2sm_multicast(mainloop_done_bar, PAIR_MASK);' 'mma_commit_2sm_multicast(mainloop_done_bar, 0b01);'
-case_ s05-each-cta-tracks-own-stage $S5 wrong \
+case_ s05-each-cta-tracks-own-stage $S5 "every:diag:shared memory read while a copy into it is in flight" \
   'if (is_leader) mbarrier_arrive_expect_tx(tma_full_bar(s), PAIR_STAGE_BYTES);' \
   'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);' \
   'const uint32_t leader_full_bar = mapa_shared_cluster(tma_full_bar(s), leader_rank);' \
   'const uint32_t leader_full_bar = tma_full_bar(s);'
-case_ s05-expect-tx-one-cta $S5 wrong \
+case_ s05-expect-tx-one-cta $S5 "every:diag:Likely causes, in order: (1) the expect_tx byte count is too small" \
   'mbarrier_arrive_expect_tx(tma_full_bar(s), PAIR_STAGE_BYTES);' 'mbarrier_arrive_expect_tx(tma_full_bar(s), STAGE_BYTES);'
 case_ s05-b-rows-not-split $S5 wrong \
   'b_row0 = tile.b_row0;' 'b_row0 = tile.n0;'

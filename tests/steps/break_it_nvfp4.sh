@@ -72,13 +72,14 @@ ARGS=$S11_ARGS case_ s11-no-final-wait $S11 "diag:TMA store not waited for" \
 # step 12 (split-K reduced in a cluster through DSMEM). S12_ARGS: 34 k-tiles, clusters of S = 4
 # forced (S12_KNOBS; the plan then takes 2 tiles of 128 x 128, one wave on 8 SMs): each rank owns
 # one quarter and receives three copies.
-# Reading before the peers' copies landed shows as copies still in flight at exit (the owner no
-# longer waits for them); without the first cluster barrier a peer's copy completes on a receive
-# barrier whose init was never published to it (that barrier is also what says "my ring is free").
+# Reading before the peers' copies landed shows as a read of bytes a copy still writes when the
+# owner gets there first, else as a CTA exiting while a peer's copy still reaches it; without the
+# first cluster barrier a peer's copy completes on a receive barrier whose init was never
+# published to it (that barrier is also what says "my ring is free").
 S12=steps/step12_nvfp4_cluster_reduce.cu
 S12_ARGS="--m 128 --n 256 --k 8512 --inputs integer --sim-sms 8"
 S12_KNOBS=TCG_STEP12_SPLITS=4
-KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:CTA exited with asynchronous work in flight" \
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-read-before-peers-write $S12 "diag:shared memory read while a copy into it is in flight" \
   '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed' \
   '        // "the cluster barrier already synchronised the CTAs"'
 KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-no-cluster-barrier-before-copies $S12 "diag:before its init was published" \
@@ -100,6 +101,18 @@ KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-exit-while-peer-copies $S12 "diag:CTA 
   }' '  __syncthreads();  // "each CTA waited for what it receives"'
 KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-slot-of-the-owner $S12 wrong \
   'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, owner + 1), uint32_t(owner))'
+# Two senders given one receive slot (split s into slot s / 2 * 2: splits 2 and 3 share slot 2, 0
+# and 1 slot 0), with S = 4 forced: the two copies are in flight into the same bytes at once
+# (whichever lands last wins); reported at the second one's issue, under every seed.
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-two-senders-one-slot $S12 "every:diag:asynchronous copies with overlapping destinations in flight" \
+  'mapa_shared_cluster(recv_slot(quarter, split), uint32_t(owner))' 'mapa_shared_cluster(recv_slot(quarter, split / 2 * 2), uint32_t(owner))'
+# A correct variant: no tcgen05.fence::after_thread_sync after the owner's wait on its receive
+# barrier. That wait carries no tcgen05 ordering; the owner's tcgen05.ld depends on the MMAs,
+# which the earlier wait + fence (and the cluster barrier's fences) ordered, and a later unrelated
+# wait does not undo that (PTX ISA §9.7.16.6.4). It must verify (with a note).
+KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-owner-load-after-unrelated-wait $S12 pass \
+  '        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers'"'"' copies have landed
+        tcgen05_fence_after_thread_sync();' '        mbarrier_wait_parity(recv_bar(quarter), 0);  // no fence: the MMAs were ordered before'
 KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fence.proxy.async" \
   '      fence_proxy_async_shared_cta();  // this lane'"'"'s stores, before the bulk copy'"'"'s async-proxy read' ''
 
@@ -107,8 +120,8 @@ KNOBS=$S12_KNOBS ARGS=$S12_ARGS case_ s12-send-without-proxy-fence $S12 "diag:fe
 # and S = 2 forced: clusters of 4, stage i's A from the CTA with tile % 2 == i % 2.
 # A slot freed by its own MMA alone lets a peer's multicast overwrite it while this CTA's MMAs
 # still read it; without the cluster barrier after the inits a peer's copy or commit reaches a
-# barrier whose init was not published to it; every CTA multicasting every stage delivers each
-# A twice (more bytes than expect_tx announced, or a phase completed early); without the producer's drain a peer's last
+# barrier whose init was not published to it; every CTA multicasting every stage sends two copies
+# into each A slot at once (overlapping destinations in flight); without the producer's drain a peer's last
 # commit arrivals may land after this CTA has gone (teardown while a peer still signals it).
 S13=steps/step13_nvfp4_multicast.cu
 S13_ARGS="--m 128 --n 512 --k 4160 --inputs integer --sim-sms 8"
@@ -121,7 +134,7 @@ KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-no-cluster-barrier-after-init $S13 "ev
   '  if (mc > 1) cluster_arrive_relaxed();
   __syncthreads();
   if (mc > 1) cluster_wait();' '  __syncthreads();  // "each CTA initialised its own barriers"'
-KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:tcsim: " \
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-every-cta-multicasts $S13 "every:diag:asynchronous copies with overlapping destinations in flight" \
   'if (i % mc == mc_rank) {' 'if (true) {  // "each CTA loads A for the others too"'
 KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:diag:CTA exited with asynchronous work" \
   '        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
@@ -130,3 +143,27 @@ KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-exit-before-peers-commits $S13 "every:
       trace.end_elected(Phase::kDrain);' '        (void)s;  // "my own MMAs are done: mainloop_done_bar said so"
       }
       trace.end_elected(Phase::kDrain);'
+# The TMEM address handoff with the relaxed cluster barrier alone: it orders no memory, so the
+# other warps' read of the address tcgen05.alloc wrote is not ordered after the write.
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-tmem-address-without-syncthreads $S13 "every:diag:TMEM address read before tcgen05.alloc's write" \
+  '  if (mc > 1) cluster_arrive_relaxed();
+  __syncthreads();
+  if (mc > 1) cluster_wait();' '  if (mc > 1) cluster_arrive_relaxed();
+  if (mc > 1) cluster_wait();  // "the cluster barrier synchronises every thread anyway"'
+# expect_tx of one k-tile for a stage of two: the phase completes when the first half has landed,
+# and the MMA reads a stage whose other copies are still in flight.
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-expect-tx-one-k-tile $S13 "every:diag:Likely causes, in order: (1) the expect_tx byte count is too small" \
+  'mbarrier_arrive_expect_tx(tma_full_bar(s), uint32_t(kts) * (A_KTILE_BYTES + L::B_KTILE_BYTES) + 2 * sf_bytes);' \
+  'mbarrier_arrive_expect_tx(tma_full_bar(s), (A_KTILE_BYTES + L::B_KTILE_BYTES) + 2 * sf_bytes);  // "one k-tile"'
+# A multicast mask over the whole cluster: the other split's CTAs receive A and SFA they did not
+# expect, over their own stage.
+KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-multicast-to-the-whole-cluster $S13 "every:diag:.multicast::cluster copy whose CTA mask includes" \
+  '  for (int r = 0; r < mc; ++r) mc_mask = uint16_t(mc_mask | (1u << rank_of(r, split)));' \
+  '  for (int r = 0; r < mc; ++r) mc_mask = uint16_t(mc_mask | (1u << rank_of(r, split)));
+  const uint16_t copy_mask = uint16_t((1u << cluster_ctas) - 1);  // "every CTA of the cluster needs A"' \
+  'tma_load_3d_multicast(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s), mc_mask);' \
+  'tma_load_3d_multicast(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s), copy_mask);' \
+  '                                    mc_mask);
+          }' '                                    copy_mask);
+          }' \
+  'sf_bytes, tma_full_bar(s), mc_mask);' 'sf_bytes, tma_full_bar(s), copy_mask);'

@@ -25,8 +25,8 @@
 // them land), tmem_slot.cpp (the TMEM address tcgen05.alloc writes to shared memory).
 // Headers: this one; event_queue.h (the timing model's event queue); fiber_switch.h (switching
 // between the scheduler and the fibers, fiber_switch.cpp); happens_before.h (the vector clocks;
-// tmem_hazards.h includes it); provenance.h; async_smem_writes.h; tmem_hazards.h (tmem_hazards.cpp's
-// types and checks) and timing.h (the timing
+// tmem_hazards.h includes it); provenance.h; async_smem_writes.h; tensor_map_boxes.h (decoded
+// tensor maps, the bytes of a box); tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
 // model's entry points), both included below; timing_params.h (the parameters, for timing.cpp and
 // timing_params.cpp only); sim.h and sim_api.h (the emulator's public side).
 #pragma once
@@ -48,6 +48,7 @@
 #include "fiber_switch.h"
 #include "sim.h"
 #include "async_smem_writes.h"
+#include "tensor_map_boxes.h"
 #include "provenance.h"
 #include "timing.h"
 #include "tmem_hazards.h"
@@ -559,38 +560,6 @@ void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, 
 void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const std::string& writer);
 
 // ---- TMA stores and the generic -> async proxy (tma_store.cpp, copies.cpp)
-// The decoded tensor map (as encode_tensor_map() stored it); fails for a map it did not make or
-// of another rank.
-struct TensorMapInfo {
-  uint32_t rank, elem_bytes, swizzle_span;
-  uint64_t base;
-  uint64_t dims[3];
-  uint64_t strides[2];
-  uint32_t box[3];
-};
-TensorMapInfo decode_tensor_map(const CUtensorMap* map, int rank, const char* what);
-// The global bytes a box at coordinates `c` reads or writes: the in-bounds part of each of its
-// rows, (address, length). Elements outside the tensor are zero-filled (load) or dropped (store),
-// never accessed. `Map`: TensorMapInfo or copies.cpp's stored map (same field names).
-template <class Map>
-std::vector<std::pair<uint64_t, uint32_t>> box_segments(const Map& m, const int32_t* c, int rank) {
-  std::vector<std::pair<uint64_t, uint32_t>> out;
-  const int64_t lo = std::max<int64_t>(c[0], 0), hi = std::min<int64_t>(int64_t(c[0]) + m.box[0], int64_t(m.dims[0]));
-  const uint32_t n1 = rank > 1 ? m.box[1] : 1, n2 = rank > 2 ? m.box[2] : 1;
-  for (uint32_t i2 = 0; i2 < n2 && hi > lo; ++i2)
-    for (uint32_t i1 = 0; i1 < n1; ++i1) {
-      const int64_t g1 = rank > 1 ? int64_t(c[1]) + i1 : 0, g2 = rank > 2 ? int64_t(c[2]) + i2 : 0;
-      if ((rank > 1 && (g1 < 0 || g1 >= int64_t(m.dims[1]))) || (rank > 2 && (g2 < 0 || g2 >= int64_t(m.dims[2]))))
-        continue;
-      const uint64_t addr = m.base + uint64_t(lo) * m.elem_bytes + (rank > 1 ? uint64_t(g1) * m.strides[0] : 0) +
-                            (rank > 2 ? uint64_t(g2) * m.strides[1] : 0);
-      out.emplace_back(addr, uint32_t(hi - lo) * m.elem_bytes);
-    }
-  return out;
-}
-// Those bytes must lie in the allocation the map was made for (global_memory.cpp): a box past the
-// tensor's edge is fine, a map whose dims or strides exceed its buffer is not.
-void check_box_in_allocation(const std::vector<std::pair<uint64_t, uint32_t>>& rows, const char* what);
 // The proxy rule in the other direction (tma_store.cpp): the running thread loads `bytes` at `addr`
 // through the generic proxy; the async proxy is about to write there on its behalf (every such
 // load must be ordered before the write through fence.proxy.async).

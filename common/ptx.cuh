@@ -18,6 +18,7 @@
 #include "ptx/sync.cuh"    // shared memory, threads, clusters
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
+#include "ptx/tensormap.cuh"  // tensormap.replace, its proxy fences, prefetch.tensormap
 #include "ptx/clc.cuh"     // cluster launch control (try_cancel, query_cancel)
 #include "ptx/tma_store.cuh"  // TMA store, bulk groups, fence.proxy.async, st.shared.v4
 #include "ptx/dsmem.cuh"   // distributed shared memory: 16-byte remote ld/st, bulk copy into a peer CTA

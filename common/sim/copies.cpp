@@ -29,18 +29,6 @@ using namespace detail;
 
 namespace {
 
-constexpr uint32_t kMapMagic = 0x54434D41;  // "TCMA"
-// Decoded tensor map, as stored in the 128 opaque bytes of a CUtensorMap by encode_tensor_map().
-struct SimMap {
-  uint32_t magic;
-  uint32_t rank, elem_bytes, swizzle_span;
-  uint64_t base;
-  uint64_t dims[3];
-  uint64_t strides[2];
-  uint32_t box[3];
-};
-static_assert(sizeof(SimMap) <= sizeof(CUtensorMap), "emulated tensor map must fit a CUtensorMap");
-
 // A copy (TMA or bulk) has written its bytes: count them and complete_tx on its mbarrier.
 void copy_landed(Cta& cta, uint32_t bar, uint32_t bytes, const std::string& by, Clock::time_point t0) {
   g_stats.tma_copies++;
@@ -151,6 +139,7 @@ TensorMapInfo decode_tensor_map(const CUtensorMap* map, int rank, const char* wh
   if (int(m.rank) != rank)
     fail_here("bad tensor map", std::string(what) + " (" + std::to_string(rank) + "d) with a rank-" +
                                     std::to_string(m.rank) + " tensor map");
+  tensormap_use(map, m, what);
   TensorMapInfo i{m.rank, m.elem_bytes, m.swizzle_span, m.base, {m.dims[0], m.dims[1], m.dims[2]},
                   {m.strides[0], m.strides[1]}, {m.box[0], m.box[1], m.box[2]}};
   return i;
@@ -168,6 +157,10 @@ CUtensorMap encode_tensor_map(const tcg::TiledMap& m) {
   s.base = reinterpret_cast<uint64_t>(m.base);
   for (int i = 0; i < 3; ++i) s.dims[i] = m.dims[i], s.box[i] = m.box[i];
   for (int i = 0; i < 2; ++i) s.strides[i] = m.strides[i];
+  using D = tcg::TmaDtype;
+  s.elemtype = m.dtype == D::kU8 ? 0 : m.dtype == D::kF16 ? 6 : m.dtype == D::kF32 ? 7 : 10;  // PTX ISA Table 33
+  for (uint32_t& e : s.elem_strides) e = 1;
+  s.swizzle_mode = uint32_t(m.swizzle);  // the same numbering as Table 33's .swizzle_mode
   CUtensorMap out{};
   memcpy(&out, &s, sizeof s);
   return out;
@@ -187,6 +180,7 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   if (int(m.rank) != rank)
     fail_here("bad tensor map", "cp.async.bulk.tensor." + std::to_string(rank) + "d with a rank-" +
                                     std::to_string(m.rank) + " tensor map");
+  const std::shared_ptr<bool> map_read = tensormap_use(map, m, what);  // tensormap_replace.cpp
   const uint32_t bytes = m.box[0] * m.elem_bytes * (rank > 1 ? m.box[1] : 1) * (rank > 2 ? m.box[2] : 1);
   const uint32_t align = m.swizzle_span ? 8 * m.swizzle_span : 128;
   if ((dst & kOffsetMask) % align != 0)
@@ -242,7 +236,8 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
     // Its destination, until a wait has seen its bytes land (async_smem_writes.cpp).
     auto w = copy_write_issued(*d, d_dst, bytes, bc, d_bar, mode.multicast ? "multicast TMA copy" : "TMA copy",
                                mode.multicast);
-    AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by, w] {
+    AsyncOp op{[dp, m, d_dst, c, bp, d_bar, by, w, map_read] {
+                 if (map_read) *map_read = true;  // the map was read before the first box lands
                  copy_write_landed(*w);
                  run_tma(*dp, m, d_dst, c, *bp, d_bar, by);
                },

@@ -257,6 +257,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
                    " (--sim-sms)");
   g_stats = Stats{};
   global_order_reset();
+  tensormap_reset();
   const auto t0 = Clock::now();
   Scheduler s;
   s.rng.s = g_options.seed * 0x2545F4914F6CDD1Dull + 12345;

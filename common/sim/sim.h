@@ -94,6 +94,20 @@ void bulk_wait_group(int n, bool read_only, SrcLoc at);
 void fence_proxy_async(SrcLoc at);  // fence.proxy.async.shared::cta
 void st_shared_generic(uint32_t addr, const uint32_t* v, uint32_t bytes, SrcLoc at);  // st.shared.v4.b32
 
+// ---- tensor maps rewritten on the device (tensormap_replace.cpp)
+// The fields tensormap.replace names (PTX ISA §9.7.9.26), and the scopes of its proxy fences.
+enum class TmapField : uint32_t {
+  kGlobalAddress, kRank, kBoxDim, kGlobalDim, kGlobalStride, kElementStride,
+  kElemtype, kInterleaveLayout, kSwizzleMode, kSwizzleAtomicity, kFillMode
+};
+enum class FenceScope : uint32_t { kCta, kCluster, kGpu, kSys };
+// `shared`: the .shared::cta form (`addr` a shared::cta address), else .global (`addr` a generic
+// pointer). `ord`: the dimension for box_dim, global_dim, global_stride, element_stride.
+void tensormap_replace(bool shared, uint64_t addr, TmapField field, int ord, uint64_t new_val, SrcLoc at);
+void fence_proxy_tensormap_release(FenceScope scope, SrcLoc at);
+void fence_proxy_tensormap_acquire(FenceScope scope, const void* addr, uint32_t size, SrcLoc at);
+void prefetch_tensormap(const void* addr, SrcLoc at);
+
 // ---- cluster launch control (clc.cpp)
 void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at);
 void clc_load_response(uint32_t response, uint32_t* words, SrcLoc at);  // ld.shared.v4.b32 of a response

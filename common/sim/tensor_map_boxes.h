@@ -6,11 +6,43 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 namespace tcsim {
 namespace detail {
+
+// The emulated tensor map: what encode_tensor_map() (copies.cpp) stores in the 128 opaque bytes
+// of a CUtensorMap, and what tensormap.replace (tensormap_replace.cpp) rewrites in place. The
+// hardware's layout is undocumented; this one keeps every field tensormap.replace can name.
+constexpr uint32_t kMapMagic = 0x54434D41;  // "TCMA"
+struct SimMap {
+  uint32_t magic;
+  uint32_t rank, elem_bytes, swizzle_span;
+  uint64_t base;
+  uint64_t dims[3];
+  uint64_t strides[2];
+  uint32_t box[3];
+  // The fields only tensormap.replace changes (encode_tensor_map() sets the values the steps use):
+  // .elemtype as the PTX ISA numbers it (Table 33 of §9.7.9.26, not CUtensorMapDataType's),
+  // element strides, .interleave_layout, .swizzle_mode, .swizzle_atomicity, .fill_mode, and
+  // whether a replace has touched the map since it was encoded (then every use revalidates it).
+  uint32_t elemtype;
+  uint32_t elem_strides[3];
+  uint32_t interleave, swizzle_mode, swizzle_atomicity, fill_mode;
+  uint32_t replaced;
+};
+static_assert(sizeof(SimMap) <= sizeof(CUtensorMap), "emulated tensor map must fit a CUtensorMap");
+
+// tensormap_replace.cpp: what a copy through the tensor map at `map` must satisfy beyond the
+// encoder's rules. A replaced map is checked again against them (and against what the emulator
+// models); a map in global memory must have been acquired by the issuing thread through the
+// tensormap proxy after its last generic write (PTX ISA §8.9.4, §9.7.13.4). Returns the flag the
+// copy sets once it has read the map (a rewrite before then is a race), or null for a map that
+// is not in global memory (a kernel parameter).
+std::shared_ptr<bool> tensormap_use(const CUtensorMap* map, const SimMap& m, const char* what);
+void tensormap_reset();  // at each launch (launch.cpp)
 
 // The decoded tensor map (as encode_tensor_map() stored it); fails for a map it did not make or
 // of another rank.

@@ -338,3 +338,67 @@ TEST_CASE("emulator: tensormap.replace checks alignment, state space, field rang
     CHECK(contains(err, c.expect));
   }
 }
+
+// ============================================================================ fence scopes across CTAs
+namespace {
+
+// A cluster of 2: CTA 0's thread 0 rewrites the map and releases at scope `rel`; after the
+// cluster barrier CTA 1's thread 0 acquires at scope `acq` and loads through the map.
+template <S Rel, S Acq>
+__global__ void scope_kernel(CUtensorMap* gmap, const uint8_t* b, uint8_t* out) {
+  uint8_t* smem = tcg::aligned_smem_base();
+  const uint32_t base = tcg::smem_addr(smem), bar = base + kBoxBytes, rank = tcg::cluster_ctarank();
+  if (rank == 0 && threadIdx.x == 0) {
+    tcg::tensormap_replace_global_address(gmap, b);
+    tcg::tensormap_replace_global_dim<1>(gmap, kRowsB);
+    tcg::tensormap_replace_box_dim<1>(gmap, kBoxRows);
+    tcg::fence_proxy_tensormap_release<Rel>();
+  }
+  tcg::cluster_sync();
+  if (rank == 1 && threadIdx.x == 0) {
+    tcg::mbarrier_init(bar, 1);
+    tcg::fence_mbarrier_init();
+    tcg::fence_proxy_tensormap_acquire<Acq>(gmap);
+    tcg::mbarrier_arrive_expect_tx(bar, kBoxBytes);
+    tcg::tma_load_2d(base, gmap, 0, 0, bar);
+    tcg::mbarrier_wait_parity(bar, 0);
+  }
+  tcg::cluster_sync();
+  if (rank == 1)
+    for (uint32_t i = threadIdx.x; i < kBoxBytes; i += blockDim.x) out[i] = smem[i];
+}
+
+template <S Rel, S Acq>
+std::string run_scope(std::vector<uint8_t>* img) {
+  Buffers buf;
+  const auto ra = registered(buf.a, "A"), rb = registered(buf.b, "B");
+  const tcsim::GlobalAllocation rm(buf.gmap, 256, "tensor maps");
+  std::vector<uint8_t> out(kBoxBytes, 0xEE);
+  tcg::LaunchDims d{dim3(2), dim3(32), kSmem + tcg::kSmemAlignSlack};
+  d.cluster = dim3(2);
+  const std::string err = sim_error([&] { tcg::launch_kernel(scope_kernel<Rel, Acq>, d, nullptr, buf.gmap, buf.b.data(), out.data()); });
+  *img = out;
+  return err;
+}
+
+}  // namespace
+
+TEST_CASE("emulator: each tensormap fence's scope must include the other thread") {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SimOptions opt(seed);
+    CAPTURE(seed);
+    std::vector<uint8_t> img;
+    std::string err = run_scope<S::kCluster, S::kCluster>(&img);
+    INFO(err);
+    CHECK(err.empty());
+    CHECK(img == expected_box());
+    err = run_scope<S::kGpu, S::kSys>(&img);
+    CHECK(err.empty());
+    CHECK(img == expected_box());
+    err = run_scope<S::kCta, S::kCluster>(&img);  // the release does not reach CTA 1
+    CHECK(contains(err, "has scope .cta, which does not include the copying thread"));
+    CHECK(contains(err, "by CTA (1,0,0) rank 1 warp 0 lane 0"));
+    err = run_scope<S::kCluster, S::kCta>(&img);  // the acquire does not reach CTA 0
+    CHECK(contains(err, "its scope .cta does not include the rewriting thread"));
+  }
+}

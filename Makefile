@@ -166,6 +166,14 @@ $(BUILD)/tests/tma_check: tests/gpu/tma_check.cu $(COMMON_OBJS) | $(BUILD)/tests
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -MF $@.sim.d -MT $@ -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
+# Tensor maps rewritten on the device (tests/gpu/tensormap_check.cu): tensormap.replace needs
+# sm_90a on an H100/H200 (ptxas refuses it for sm_90).
+TENSORMAP_CHECK_ARCH ?= -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100f,code=sm_100f
+$(BUILD)/tests/tensormap_check: tests/gpu/tensormap_check.cu $(COMMON_OBJS) | $(BUILD)/tests nvcc-check
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(TENSORMAP_CHECK_ARCH) -DTCG_GPU_CODE='"$(call codes_of,$(TENSORMAP_CHECK_ARCH))"' -MMD -MF $@.gpu.d -MT $@ -c $< -o $@.gpu.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -MF $@.sim.d -MT $@ -x c++ -c $< -o $@.sim.o
+	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
+
 # The tcgen05 probes (tests/gpu/tcgen05_check.cu, cases in probe_*.cpp): sm_100f (compute
 # capability 10.0 and 10.3); on another GPU the program reports the families it skipped. Both
 # programs append their rows to results/gpu_check_<gpu>.csv (gpu: b200, b300, h100, ...).
@@ -185,10 +193,12 @@ $(BUILD)/tests/tcgen05_check: $(BUILD)/tests/tcgen05_check.gpu.o $(PROBE_SIM_OBJ
 probe-objs: $(PROBE_SIM_OBJS) $(BUILD)/tests/gpu/test_gpu_probes.o $(BUILD)/tests/test_main.o
 	@echo $^
 
-gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check
-	@a=0; b=0; $(BUILD)/tests/tma_check || a=$$?; $(BUILD)/tests/tcgen05_check || b=$$?; \
-	  if [ $$a = 1 ] || [ $$b = 1 ]; then exit 1; elif [ $$a = 3 ] && [ $$b = 3 ]; then exit 3; \
-	  elif [ $$a != 0 ] && [ $$a != 3 ]; then exit $$a; elif [ $$b != 0 ] && [ $$b != 3 ]; then exit $$b; fi
+gpu-check: $(BUILD)/tests/tma_check $(BUILD)/tests/tcgen05_check $(BUILD)/tests/tensormap_check
+	@a=0; b=0; c=0; $(BUILD)/tests/tma_check || a=$$?; $(BUILD)/tests/tcgen05_check || b=$$?; \
+	  $(BUILD)/tests/tensormap_check || c=$$?; \
+	  if [ $$a = 1 ] || [ $$b = 1 ] || [ $$c = 1 ]; then exit 1; elif [ $$a = 3 ] && [ $$b = 3 ] && [ $$c = 3 ]; then exit 3; \
+	  elif [ $$a != 0 ] && [ $$a != 3 ]; then exit $$a; elif [ $$b != 0 ] && [ $$b != 3 ]; then exit $$b; \
+	  elif [ $$c != 0 ] && [ $$c != 3 ]; then exit $$c; fi
 
 # The timing model's microbenchmarks (tests/gpu/micro.cu; docs/timing_model.md): on a GPU of
 # compute capability >= 9.0 they append rows to results/micro_<gpu>.csv; `micro --sim

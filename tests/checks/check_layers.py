@@ -15,9 +15,9 @@ import sys
 # Lowest first. A file may call files of lower layers only.
 LAYERS = [
     ["common/trace", "harness/report", "harness/reference"],
-    ["harness/cli", "harness/inputs", "harness/workspace", "harness/capability"],
+    ["harness/cli", "harness/inputs", "harness/workspace", "harness/capability", "harness/groups"],
     ["harness/verify", "harness/nvfp4"],
-    ["harness/output", "harness/predict_bounds"],
+    ["harness/output", "harness/predict_bounds", "harness/grouped_reference"],
     ["harness/gpu"],
     ["harness/traces", "harness/predict_range"],
     ["harness/gpu_nvfp4", "harness/emulator_run"],

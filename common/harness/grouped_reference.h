@@ -1,0 +1,31 @@
+// grouped_reference.h — the CPU side of a grouped NVFP4 GEMM (step 16): each group's operands
+// and its reference C_g, built on the single-GEMM NVFP4 inputs and reference (internal.h,
+// nvfp4.cpp). grouped_reference.cpp implements it.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "common/harness/groups.h"
+#include "common/harness/internal.h"
+
+namespace tcg::harness {
+
+// Group g's operands: A_g (M_g x K) and its own B_g (N x K), each with its UE4M3 scales, as
+// make_nvfp4_inputs makes them from group_seed(seed, g). A group with M_g = 0 has an empty A_g.
+struct GroupedNvfp4Inputs {
+  std::vector<Nvfp4HostInputs> groups;
+};
+// The seed of group g: distinct streams per group, the same for every run of `seed`.
+uint64_t group_seed(uint64_t seed, size_t g);
+// Throws std::invalid_argument (one line) when n or k is not set or k is not a multiple of
+// kNvfp4KMultiple, or for integer inputs with k above kMaxNvfp4IntegerK.
+GroupedNvfp4Inputs make_grouped_nvfp4_inputs(Inputs kind, uint64_t seed, const GroupList& groups);
+
+// ref[g] (M_g x N row-major) and, if `s` is not null, s[g], as cpu_reference_nvfp4 of group g's
+// operands: C_g = (A_g . SFA_g) (B_g . SFB_g)^T, exact sums in double rounded to float. Groups
+// with M_g = 0 get empty vectors.
+void cpu_reference_grouped_nvfp4(const GroupedNvfp4Inputs& in, const GroupList& groups,
+                                 std::vector<std::vector<float>>* ref, std::vector<std::vector<float>>* s,
+                                 unsigned threads = 0);
+
+}  // namespace tcg::harness

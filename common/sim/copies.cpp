@@ -14,7 +14,8 @@
 //    masked CTA, each delivery a separate completion; with .cta_group::1 each destination's own
 //    mbarrier at the barrier's offset receives the bytes, with .cta_group::2 the one in the
 //    destination's pair whose parity matches the barrier operand's CTA.
-// Checked: tensor-map origin and rank, destination alignment (128 B; 8 x the swizzle span for
+// Checked: tensor-map origin and rank (and, for a map rewritten on the device or kept in global
+// memory, tensormap_replace.cpp's rules), destination alignment (128 B; 8 x the swizzle span for
 // swizzled maps), bounds, writes over live mbarriers, the mask, the barrier's existence at the
 // offset in the CTA that receives the bytes, and that its init was published to the async proxy;
 // the global bytes read (a bulk copy's source, a box's in-bounds rows) lie inside one registered
@@ -139,7 +140,7 @@ TensorMapInfo decode_tensor_map(const CUtensorMap* map, int rank, const char* wh
   if (int(m.rank) != rank)
     fail_here("bad tensor map", std::string(what) + " (" + std::to_string(rank) + "d) with a rank-" +
                                     std::to_string(m.rank) + " tensor map");
-  tensormap_use(map, m, what);
+  tensormap_use(map, m, what, /*async_read=*/false);  // a TMA store's map (tma_store.cpp)
   TensorMapInfo i{m.rank, m.elem_bytes, m.swizzle_span, m.base, {m.dims[0], m.dims[1], m.dims[2]},
                   {m.strides[0], m.strides[1]}, {m.box[0], m.box[1], m.box[2]}};
   return i;

@@ -64,6 +64,7 @@ void st_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
   Fiber& f = me();
   g_state.granules[reinterpret_cast<uintptr_t>(dst)] = LastStore{f.cta->block_idx, f.tid, hb_stamp(f), at};
   std::memcpy(dst, src, bytes);
+  tensormap_generic_store(dst, at);  // a tensor map copied into global memory (tensormap_replace.cpp)
 }
 
 void ld_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at) {

@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda.h>  // CUtensorMap
 
+#include "sim.h"  // SrcLoc
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -41,7 +43,12 @@ static_assert(sizeof(SimMap) <= sizeof(CUtensorMap), "emulated tensor map must f
 // tensormap proxy after its last generic write (PTX ISA §8.9.4, §9.7.13.4). Returns the flag the
 // copy sets once it has read the map (a rewrite before then is a race), or null for a map that
 // is not in global memory (a kernel parameter).
-std::shared_ptr<bool> tensormap_use(const CUtensorMap* map, const SimMap& m, const char* what);
+// `async_read`: the copy reads the map when it runs (a load: it sets the flag when its first box
+// lands); otherwise the read is taken at the issue (a store).
+std::shared_ptr<bool> tensormap_use(const CUtensorMap* map, const SimMap& m, const char* what, bool async_read = true);
+// A 16-byte generic store into global memory (st_global_v4) that leaves a tensor map in its
+// 128-byte-aligned block is a write of that map, under the same ordering rules as tensormap.replace.
+void tensormap_generic_store(const void* dst, SrcLoc at);
 void tensormap_reset();  // at each launch (launch.cpp)
 
 // The decoded tensor map (as encode_tensor_map() stored it); fails for a map it did not make or

@@ -26,8 +26,10 @@
 //    rewrite and the fence that is missing or mis-scoped. So are two unordered rewrites of one map
 //    by different threads, and a rewrite while a copy issued through the map has not yet read it
 //    (the copy's read is asynchronous: it may see either version).
-// Not modelled: tensormap.cp_fenceproxy, and writes of a map by plain stores (only
-// tensormap.replace is seen as a write).
+// Writes of a map the emulator sees: tensormap.replace.global, and 16-byte st.global.v4 stores
+// (common/ptx/global.cuh) into a 128-byte block that then holds a map (a map copied into global
+// memory by the kernel). Not modelled: tensormap.cp_fenceproxy, plain C++ stores of a map (not
+// seen), and the read of a TMA store's map (taken at the issue, not at the bulk group's .read wait).
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -61,6 +63,7 @@ bool covers(FenceScope s, const Where& a, const Where& b) {
 struct Rewrite {  // the last tensormap.replace of one map in global memory
   uint32_t version = 0;  // 0: none in this launch (the map as the host wrote it)
   Where by;
+  std::string how;  // "tensormap.replace.global", "st.global.v4 (a tensor map's bytes)"
   Stamp stamp;
   SrcLoc at{};
   bool released = false;
@@ -134,13 +137,54 @@ uint32_t elem_bytes_of(uint32_t elemtype) {  // PTX ISA Table 33's numbering
   return elemtype < 13 ? bytes[elemtype] : 1;
 }
 
+// A generic-proxy write of the whole map at `a` in global memory by the running thread: racing
+// with a copy that may still read the map, or with another thread's unordered write, is reported;
+// otherwise it is the map's newest version, to be released and acquired before a copy uses it.
+void note_map_write(uintptr_t a, const std::string& what, SrcLoc at) {
+  Fiber& f = me();
+  Rewrite& w = g_state.rewrites[a];
+  for (const Use& u : g_state.uses[a]) {
+    if (!*u.read)
+      fail_here("tensor map rewritten while a copy reads it",
+                what + " by " + who(f) + " rewrites " + map_name(a) + " while the TMA copy issued by " + u.by + " at " +
+                    loc(u.at) + " through it has not yet read it: the copy may see either map, or a mix. Wait for "
+                    "the copy's mbarrier phase (or its bulk group) before rewriting");
+    if (u.agent != f.agent && !hb_ordered(f, u.stamp))
+      fail_here("tensor map rewritten while a copy reads it",
+                what + " by " + who(f) + " rewrites " + map_name(a) + ", which the TMA copy issued by " + u.by + " at " +
+                    loc(u.at) + " reads, with nothing ordering the rewrite after that copy: under another "
+                    "interleaving the copy reads the new map, or a mix (a write-after-read race)");
+  }
+  if (w.version && w.by.agent != f.agent && !hb_ordered(f, w.stamp))
+    fail_here("unordered tensor map rewrites",
+              what + " by " + who(f) + " rewrites " + map_name(a) + ", which " + w.by.name + " rewrote at " + loc(w.at) +
+                  " with nothing ordering the two: tensormap.replace is a weak write of the whole object (PTX ISA "
+                  "§9.7.9.26), and two unordered writes race");
+  const uint32_t version = w.version + 1;
+  w = Rewrite{};
+  w.version = version;
+  w.by = where(f);
+  w.how = what;
+  w.stamp = hb_stamp(f);
+  w.at = at;
+  auto& mine = g_state.unreleased[f.agent];
+  if (std::find(mine.begin(), mine.end(), a) == mine.end()) mine.push_back(a);
+}
+
 }  // namespace
 
 namespace detail {
 
 void tensormap_reset() { g_state = State{}; }
 
-std::shared_ptr<bool> tensormap_use(const CUtensorMap* map, const SimMap& m, const char* what) {
+void tensormap_generic_store(const void* dst, SrcLoc at) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst) & ~uintptr_t(127);
+  uint32_t magic = 0;
+  std::memcpy(&magic, reinterpret_cast<const void*>(a), sizeof magic);
+  if (magic == kMapMagic) note_map_write(a, "st.global.v4 (a tensor map's bytes)", at);
+}
+
+std::shared_ptr<bool> tensormap_use(const CUtensorMap* map, const SimMap& m, const char* what, bool async_read) {
   if (m.replaced) revalidate(m, what);
   if (in_shared(map))
     fail_here("tensor map in shared memory",
@@ -160,18 +204,18 @@ std::shared_ptr<bool> tensormap_use(const CUtensorMap* map, const SimMap& m, con
               std::string(what) + " by " + u.name + " reads " + map_name(a) +
                   " in global memory, but this thread ran no fence.proxy.tensormap::generic.acquire on it" +
                   (others.empty() ? "" : " (its acquire fences name " + others + ")") +
-                  (w.version ? "; the map was rewritten by " + w.by.name + " at " + loc(w.at)
+                  (w.version ? "; the map was rewritten (" + w.how + ") by " + w.by.name + " at " + loc(w.at)
                              : "; the tensormap proxy is not acquired at kernel start, so a map the host wrote needs "
                                "the acquire too (PTX ISA §8.9.4)"));
   }
   if (acq->second.covers_version < w.version)
     fail_here("tensor map rewrite not ordered before its use",
-              std::string(what) + " by " + u.name + " reads " + map_name(a) + ", rewritten by tensormap.replace in " +
+              std::string(what) + " by " + u.name + " reads " + map_name(a) + ", rewritten by " + w.how + " in " +
                   w.by.name + " at " + loc(w.at) + ", but the copying thread's fence.proxy.tensormap::generic.acquire" +
                   scope_name(acq->second.scope) + " at " + loc(acq->second.at) + " does not order that rewrite before it: " +
                   (acq->second.why_not.empty() ? "the acquire ran before the rewrite" : acq->second.why_not) +
                   ". The copy may read the old map or a mix (PTX ISA §9.7.13.4, §8.9)");
-  auto read = std::make_shared<bool>(false);
+  auto read = std::make_shared<bool>(!async_read);
   auto& list = g_state.uses[a];
   // A later copy by the same thread stands for its earlier ones that have read the map: a rewrite
   // ordered after the later issue is ordered after theirs.
@@ -274,35 +318,7 @@ void tensormap_replace(bool shared, uint64_t addr, TmapField field, int ord, uin
       break;
   }
   m.replaced = 1;
-  if (!shared) {  // the ordering rules concern the map copies read: the one in global memory
-    const uintptr_t a = uintptr_t(addr);
-    Rewrite& w = g_state.rewrites[a];
-    for (const Use& u : g_state.uses[a]) {
-      if (!*u.read)
-        fail_here("tensor map rewritten while a copy reads it",
-                  std::string(what) + " by " + who(f) + " rewrites " + map_name(a) + " while the TMA copy issued by " +
-                      u.by + " at " + loc(u.at) + " through it has not yet read it: the copy may see either map, or a "
-                      "mix. Wait for the copy's mbarrier phase (or its bulk group) before rewriting");
-      if (u.agent != f.agent && !hb_ordered(f, u.stamp))
-        fail_here("tensor map rewritten while a copy reads it",
-                  std::string(what) + " by " + who(f) + " rewrites " + map_name(a) + ", which the TMA copy issued by " +
-                      u.by + " at " + loc(u.at) + " reads, with nothing ordering the rewrite after that copy: under "
-                      "another interleaving the copy reads the new map, or a mix (a write-after-read race)");
-    }
-    if (w.version && w.by.agent != f.agent && !hb_ordered(f, w.stamp))
-      fail_here("unordered tensor map rewrites",
-                std::string(what) + " by " + who(f) + " rewrites " + map_name(a) + ", which " + w.by.name + " rewrote at " +
-                    loc(w.at) + " with nothing ordering the two: tensormap.replace is a weak write of the whole "
-                    "object (PTX ISA §9.7.9.26), and two unordered writes race");
-    const uint32_t version = w.version + 1;
-    w = Rewrite{};
-    w.version = version;
-    w.by = where(f);
-    w.stamp = hb_stamp(f);
-    w.at = at;
-    auto& mine = g_state.unreleased[f.agent];
-    if (std::find(mine.begin(), mine.end(), a) == mine.end()) mine.push_back(a);
-  }
+  if (!shared) note_map_write(uintptr_t(addr), what, at);  // the map copies read: the one in global memory
   memcpy(obj, &m, sizeof m);
 }
 

@@ -170,7 +170,7 @@ TEST_CASE("emulator: tensormap proxy fences that are missing, misplaced or mis-s
     const std::string err = run_mode(kNoAcquire);
     INFO(err);
     CHECK(contains(err, "tensor map used without its proxy fence"));
-    CHECK(contains(err, "rewritten by"));
+    CHECK(contains(err, "rewritten (tensormap.replace.global) by"));
   }
   SUBCASE("the acquire names another map") {
     const std::string err = run_mode(kAcquireOther);
@@ -401,4 +401,52 @@ TEST_CASE("emulator: each tensormap fence's scope must include the other thread"
     err = run_scope<S::kCluster, S::kCta>(&img);  // the acquire does not reach CTA 0
     CHECK(contains(err, "its scope .cta does not include the rewriting thread"));
   }
+}
+
+// ============================================================================ a map copied with st.global.v4
+namespace {
+
+// Thread 0 copies the template map into global memory with 16-byte generic stores (as a kernel
+// that builds its groups' maps from one template does), then fences (or not) and loads through it.
+__global__ void copy_map_kernel(CUtensorMap* gmap, const __grid_constant__ CUtensorMap tmpl, bool release,
+                                uint8_t* out) {
+  uint8_t* smem = tcg::aligned_smem_base();
+  const uint32_t base = tcg::smem_addr(smem), bar = base + kBoxBytes;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < 8; ++i) tcg::st_global_v4(reinterpret_cast<uint4*>(gmap) + i, reinterpret_cast<const uint4*>(&tmpl)[i]);
+    if (release) tcg::fence_proxy_tensormap_release<S::kCta>();
+    tcg::fence_proxy_tensormap_acquire<S::kCta>(gmap);
+    tcg::mbarrier_init(bar, 1);
+    tcg::fence_mbarrier_init();
+    tcg::mbarrier_arrive_expect_tx(bar, 16 * kRowBytes);
+    tcg::tma_load_2d(base, gmap, 0, 0, bar);
+    tcg::mbarrier_wait_parity(bar, 0);
+  }
+  __syncthreads();
+  for (uint32_t i = threadIdx.x; i < 16 * kRowBytes; i += blockDim.x) out[i] = smem[i];
+}
+
+}  // namespace
+
+TEST_CASE("emulator: a tensor map copied into global memory with st.global.v4 needs the fence pair too") {
+  SimOptions opt(1);
+  Buffers buf;
+  std::memset(buf.gmap, 0, 128);  // not yet a map: the kernel's copy makes it one
+  const auto ra = registered(buf.a, "A");
+  const tcsim::GlobalAllocation rm(buf.gmap, 256, "tensor maps");
+  std::vector<uint8_t> out(16 * kRowBytes, 0xEE);
+  const auto run = [&](bool release) {
+    return sim_error([&] {
+      tcg::launch_kernel(copy_map_kernel, tcg::LaunchDims{dim3(1), dim3(32), kSmem + tcg::kSmemAlignSlack}, nullptr,
+                         buf.gmap, buf.tmpl, release, out.data());
+    });
+  };
+  std::string err = run(true);
+  INFO(err);
+  CHECK(err.empty());
+  CHECK(std::equal(buf.a.begin(), buf.a.begin() + 16 * kRowBytes, out.begin()));
+  err = run(false);
+  CHECK(contains(err, "rewritten by st.global.v4 (a tensor map's bytes) in"));
+  CHECK(contains(err, "tensor map rewrite not ordered before its use"));
+  CHECK(contains(err, "ran no fence.proxy.tensormap::generic.release"));
 }

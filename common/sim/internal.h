@@ -17,6 +17,7 @@
 // ordering between threads), happens_before.cpp (the one happens-before relation every ordering
 // check asks),
 // warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence),
+// tensormap_replace.cpp (tensor maps rewritten on the device, the tensormap-proxy fences),
 // clc.cpp (cluster launch control), timing.cpp (the B200 timing model and the trace),
 // timing_params.cpp (the timing model's parameter table and parameter files), provenance.cpp (what
 // wrote each TMEM cell and shared-memory piece: reads of unwritten TMEM, operand layouts that

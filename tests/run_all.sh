@@ -42,11 +42,13 @@ suite() {  # suite NAME COMMAND...
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/checks/check_sass.sh
 suite "build separation" bash tests/checks/check_symbols.sh
-suite "hardware probes and microbenchmarks: sm_100f builds, SASS, build separation, the tcgen05 probes with the emulator as GPU" bash -c '
+suite "hardware probes and microbenchmarks: sm_100f builds, SASS, build separation, the tcgen05 and tensormap probes with the emulator" bash -c '
   make --no-print-directory -s build/tests/tcgen05_check build/tests/tma_check build/tests/micro &&
   bash tests/checks/check_sass.sh tests/tcgen05_check tests/tma_check tests/micro &&
   bash tests/checks/check_symbols.sh tests/gpu/tcgen05_check.cu && csv=$(mktemp) &&
-  TCG_GPU_CHECK_CSV=$csv build/tests/tcgen05_check --emulator-as-gpu | tail -1 && [ "$(wc -l < "$csv")" -gt 50 ]; rc=$?; rm -f "$csv"; exit $rc'
+  TCG_GPU_CHECK_CSV=$csv build/tests/tcgen05_check --emulator-as-gpu | tail -1 && [ "$(wc -l < "$csv")" -gt 50 ]; rc=$?; rm -f "$csv"; [ $rc = 0 ] || exit $rc
+  make --no-print-directory -s build/tests/tensormap_check && bash tests/checks/check_symbols.sh tests/gpu/tensormap_check.cu &&
+  build/tests/tensormap_check --emulator-only | tail -1'
 suite "datacenter Blackwell family: cubins, GPU file names, nvcc version" bash tests/checks/check_family.sh
 suite "harness layers" python3 tests/checks/check_layers.py
 suite "unit tests (doctest)" make --no-print-directory unit-tests

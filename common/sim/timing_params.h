@@ -45,6 +45,8 @@ enum ParamId {
   kReleaseMembarCycles,
   kClusterBarrierCycles,
   kMulticastReceiveShare,
+  kEvalGapNs,       // not read by the kernel model: what a published competition time adds (docs/timing_model.md)
+  kEvalHostCallNs,  // the same
   kNumParams
 };
 

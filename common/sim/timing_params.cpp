@@ -131,6 +131,9 @@ const Param kDefaultParams[kNumParams] = {
     {"evaluator: host time per call", 8540, "ns", "measured",
      "H200 host: a Python function calling one torch op (torch 2.11) on preallocated tensors, 50 calls between two "
      "events (tests/gpu/call_floor.py, results/call_floor_h200.csv, 2026-11-28); the competition's host is another CPU"},
+    {"evaluator: host time per call, CuTe DSL", 20800, "ns", "measured",
+     "B200 host: a compiled CuTe DSL function called with its 5 argument objects rebuilt each call (NVIDIA/cutlass "
+     "issue #3418; 13.5 us with them reused); a submission in the task's CuTe DSL template builds 5 pointers per call"},
 };
 
 // Ranges: the parameters that are estimates or carried from the H100 with a risk, as factors on
@@ -189,6 +192,9 @@ const Range kRanges[] = {
     {kEvalHostCallNs, 0.425, 1.0, false,
      "the same H200 host without Python: a C++ launch with two tensor maps encoded, 3.63 us a call (results/call_floor_h200.csv); "
      "the competition's host CPU is not known"},
+    {kEvalHostCallCuteDslNs, 0.65, 1.55, false,
+     "13.5 us with the argument objects reused (NVIDIA/cutlass #3418); 32 us for a 19-argument CuTe DSL no-op "
+     "(meta-pytorch/tritonbench PR #669)"},
 };
 int g_bound = 0;  // set_model_bound
 double g_factor[kNumParams] = {};  // per parameter: 1, or the range's factor at the bound

@@ -10,8 +10,10 @@
 //  * empty: an empty 1-CTA kernel; the host's launch rate is the floor;
 //  * empty + 2 tensor maps: the same kernel taking two 128-byte CUtensorMap parameters, both
 //    encoded on the host before every launch (what gau-nernst's hand-written entries do per call);
-//  * spin T us: a 1-CTA kernel that spins T us on %globaltimer; per call - T is the GPU's gap
-//    between two queued kernels (the host, far faster than T, stays ahead).
+//  * spin 10 us: a 1-CTA kernel that spins 10 us on %globaltimer; per call - 10 us is the GPU's gap
+//    between two queued kernels (the host, far faster than 10 us a launch, stays ahead).
+// results/call_floor_h200.csv holds one run (H200, 2026-11-28; its Makefile-less build:
+// nvcc -O3 -arch=sm_90 tests/gpu/call_floor.cu -lcuda, the torch row from call_floor.py).
 // Each line is the median over 20 batches. Exit: 0 done, 3 no GPU.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -140,10 +142,8 @@ int main() {
                     maps_kernel<<<1, 32>>>(a, b);
                   },
                   evict, evict_bytes));
-  for (int t : {5, 10, 20}) {
-    const double us = per_call_us([&](int) { spin_kernel<<<1, 32>>>(t * 1000ull); }, evict, evict_bytes);
-    std::printf("spin %d us,%.3f\nspin %d us: gap,%.3f\n", t, us, t, us - t);
-  }
+  const double spin_us = per_call_us([&](int) { spin_kernel<<<1, 32>>>(10000ull); }, evict, evict_bytes);
+  std::printf("spin 10 us: gap,%.3f\n", spin_us - 10);
   CHECK(cudaFree(evict));
   CHECK(cudaFree(operand));
   return 0;

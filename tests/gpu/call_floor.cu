@@ -12,8 +12,7 @@
 //    encoded on the host before every launch (what gau-nernst's hand-written entries do per call);
 //  * spin 10 us: a 1-CTA kernel that spins 10 us on %globaltimer; per call - 10 us is the GPU's gap
 //    between two queued kernels (the host, far faster than 10 us a launch, stays ahead).
-// results/call_floor_h200.csv holds one run (H200, 2026-11-28; its Makefile-less build:
-// nvcc -O3 -arch=sm_90 tests/gpu/call_floor.cu -lcuda, the torch row from call_floor.py).
+// results/call_floor_h200.csv holds one run (H200, 2026-11-28), the torch row from call_floor.py.
 // Each line is the median over 20 batches. Exit: 0 done, 3 no GPU.
 #include <cuda.h>
 #include <cuda_runtime.h>

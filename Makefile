@@ -203,7 +203,7 @@ $(BUILD)/tests/micro: tests/gpu/micro.cu tests/gpu/micro_cases.h $(COMMON_OBJS) 
 # docs/timing_model.md "Held against measured NVFP4 kernels"): on a GPU, prints the floors.
 .PHONY: call-floor
 $(BUILD)/tests/call_floor: tests/gpu/call_floor.cu | $(BUILD)/tests nvcc-check
-	$(NVCC) -std=c++17 -O3 $(GPU_CHECK_ARCH) $< -o $@
+	$(NVCC) $(CPPFLAGS) -std=c++17 -O3 $(GPU_CHECK_ARCH) $< -o $@
 call-floor: $(BUILD)/tests/call_floor
 	$(BUILD)/tests/call_floor && python3 tests/gpu/call_floor.py
 

@@ -205,6 +205,16 @@ def nvfp4_levers(rows, only=None):
         for name, ref in (("SOL", sol), ("entry", entry)):
             L.append("| step %s / %s | | %s |" % (c[4:], name, " | ".join(
                 "%.2f" % (float(r["time_us"]) / v) if v else "—" for r, v in zip(runs, ref))))
+    for before, after in (("step10", "step11"), ("step11", "step12"), ("step12", "step13")):
+        ra, rb = [run_of(before, sh) for sh in shapes], [run_of(after, sh) for sh in shapes]
+        if not noise or not all(ra) or not all(rb):
+            continue
+        cells = []
+        for a, b, sh in zip(ra, rb, shapes):
+            d = float(b["time_us"]) - float(a["time_us"])
+            t = tie(d, noise.get((before, sh)), noise.get((after, sh)))
+            cells.append("%+.2f%s" % (d, " (a tie: within the noise)" if t else ""))
+        L.append("| step %s − step %s | | %s |" % (after[4:], before[4:], " | ".join(cells)))
     L += ["", "µs: the B200 timing model's point" + (" ± half its noise spread (the point over issue order and "
           "seeded orders of equal-time events: [results/model_b200_noise.csv](../results/model_b200_noise.csv), "
           "`python3 plots/predict_noise.py`; two configs closer than their spread are a tie)" if noise else "") +

@@ -209,6 +209,14 @@ $(BUILD)/tests/micro: tests/gpu/micro.cu tests/gpu/micro_cases.h $(COMMON_OBJS) 
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -Wno-psabi -DTCG_SIM -MMD -MP -MF $@.sim.d -MT $@ -x c++ -c $< -o $@.sim.o
 	$(CXX) -o $@ $@.gpu.o $@.sim.o $(COMMON_OBJS) $(LDLIBS)
 
+# What a published competition time holds beyond the kernel (tests/gpu/call_floor.cu, .py;
+# docs/timing_model.md "Held against measured NVFP4 kernels"): on a GPU, prints the floors.
+.PHONY: call-floor
+$(BUILD)/tests/call_floor: tests/gpu/call_floor.cu | $(BUILD)/tests nvcc-check
+	$(NVCC) $(CPPFLAGS) -std=c++17 -O3 $(GPU_CHECK_ARCH) $< -o $@
+call-floor: $(BUILD)/tests/call_floor
+	$(BUILD)/tests/call_floor && python3 tests/gpu/call_floor.py
+
 # After the run, tests/gpu/fit_params.py fits the model's parameters from the new rows:
 # results/micro_<gpu>.csv -> results/params_fit_<gpu>.txt (`--model-params FILE` reads it).
 calibrate: $(BUILD)/tests/micro

@@ -13,6 +13,7 @@ results/model_b200.csv; it reads only CSV files and the model's parameter table:
 Exit codes: 0 written, 2 an input cannot be used (one line on stderr).
 """
 import argparse
+import csv
 import datetime
 import os
 import subprocess
@@ -59,13 +60,26 @@ def range_text(r, time_shape=None):
     return "%.0f - %.0f" % rg
 
 
+def noise_spreads():
+    """{(config, (m, n, k)): spread in us} of results/model_b200_noise.csv (plots/predict_noise.py);
+    the configs stepNN are the steps' own plans. {} without the file."""
+    path = os.path.join(ROOT, "results", "model_b200_noise.csv")
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="") as f:
+        return {(r["config"], (int(r["m"]), int(r["n"]), int(r["k"]))): float(r["spread_us"])
+                for r in csv.DictReader(f)}
+
+
 def claims(model, pub):
     """Each step against the one it builds on, at the point and at both ends of the range (the
     same parameter set for both steps at each end): does the later step stay faster?"""
     L = []
     pairs = [((a, BF16_SHAPE), (b, BF16_SHAPE), "%02d vs %02d" % (b, a))
              for a, b in ((1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 8), (8, 9))]
-    pairs += [((7, sh), (10, sh), "10 vs 07 at %d x %d x %d" % sh) for sh in pub.nvfp4_shapes()]
+    pairs += [((a, sh), (b, sh), "%02d vs %02d at %d x %d x %d" % ((b, a) + sh))
+              for a, b in ((7, 10), (10, 11), (11, 12), (12, 13)) for sh in pub.nvfp4_shapes()]
+    noise = noise_spreads()
     for ka, kb, label in pairs:
         ra, rb = model.get(ka), model.get(kb)
         if not ra or not rb:
@@ -85,6 +99,14 @@ def claims(model, pub):
         else:
             verdict = "**the order changes within the range** (%s)" % ", ".join(
                 "%s: %s" % (n, {1: "faster", -1: "slower", 0: "equal"}[v]) for n, v in signs.items())
+        # The model's own noise (plots/predict_noise.py): a difference within it is a tie.
+        na, nb = noise.get(("step%02d" % ka[0], ka[1])), noise.get(("step%02d" % kb[0], kb[1]))
+        if na is not None and nb is not None and ka[1] != BF16_SHAPE:
+            f = flops(ka[1])
+            dt = abs(f / (pa * 1e6) - f / (pb * 1e6))
+            if dt <= max(na, nb):
+                verdict = "**a tie at the point**: %.2f µs apart, within the model's noise (%.2f µs); %s" % (
+                    dt, max(na, nb), verdict)
         L.append("* step %s: %s (TFLOPS, later vs earlier: %s)." % (label, verdict, what))
     return L
 

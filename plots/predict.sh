@@ -12,6 +12,8 @@
 #   2b. plots/predict_sweeps.sh: the sweeps the step pages quote (step 08's K sweep, 8192^3 for
 #      steps 06/08/09, step 10's split counts, the NVFP4 levers of steps 10-13 with their ranges)
 #      -> results/model_b200_sweeps.csv
+#   2c. plots/nvfp4_validation.py run: the published NVFP4 kernels and the BF16 ladder against the
+#      model -> results/validation_b200.csv (its BF16 rows from the new model_b200.csv)
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.
 #
@@ -106,6 +108,10 @@ fi
 # full run only (not --steps or --doc-only).
 if [ "$run" = 1 ] && [ -z "$only" ]; then
   bash plots/predict_sweeps.sh --bin-dir "$bdir" || exit 1
+  # The model held against the published NVFP4 kernels and the BF16 ladder (docs/timing_model.md,
+  # its validation table): results/validation_b200.csv. The noise of the lever tables
+  # (results/model_b200_noise.csv, about 30 CPU minutes) is a separate run: python3 plots/predict_noise.py.
+  python3 plots/nvfp4_validation.py run || exit 1
 fi
 
 # The parameter table the model ran with.

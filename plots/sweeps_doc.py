@@ -146,6 +146,22 @@ def knobs(r):
     return "`%s`" % short if short else "—"
 
 
+NOISE_FILE = os.path.join(ROOT, "results", "model_b200_noise.csv")
+
+
+def noise_spreads():
+    """{(config, (m, n, k)): spread in us} from results/model_b200_noise.csv (plots/predict_noise.py:
+    the point over issue order and seeded orders of equal-time events); {} without the file."""
+    if not os.path.exists(NOISE_FILE):
+        return {}
+    return {(r["config"], (r["m"], r["n"], r["k"])): float(r["spread_us"]) for r in read(NOISE_FILE)}
+
+
+def tie(delta, spread_a, spread_b):
+    """A difference within the larger of the two configs' noise spreads is a tie."""
+    return spread_a is not None and spread_b is not None and abs(delta) <= max(spread_a, spread_b)
+
+
 def nvfp4_levers(rows, only=None):
     sw = [r for r in rows if r["sweep"] == "nvfp4-levers" and (not only or r["config"] in only)]
     pub = read(os.path.join(ROOT, "results", "published_b200.csv"))
@@ -159,10 +175,14 @@ def nvfp4_levers(rows, only=None):
         hits = [r for r in sw if r["config"] == config and (r["m"], r["n"], r["k"]) == sh]
         return hits[-1] if hits else None
 
+    noise = noise_spreads()
+
     def point_range(r):
         if not r:
             return "—"
-        return "%.2f (%.2f-%.2f)" % (float(r["time_us"]), float(r["time_low_us"]), float(r["time_high_us"]))
+        sp = noise.get((r["config"], (r["m"], r["n"], r["k"])))
+        return "%.2f%s (%.2f-%.2f)" % (float(r["time_us"]), " ±%.2f" % (sp / 2) if sp is not None else "",
+                                       float(r["time_low_us"]), float(r["time_high_us"]))
 
     sol, cub, entry = published("sol"), published("cublaslt"), published("entry")
     L = ["| | step: knobs | " + " | ".join("%s × %s × %s" % sh for sh in shapes) + " |",
@@ -185,7 +205,20 @@ def nvfp4_levers(rows, only=None):
         for name, ref in (("SOL", sol), ("entry", entry)):
             L.append("| step %s / %s | | %s |" % (c[4:], name, " | ".join(
                 "%.2f" % (float(r["time_us"]) / v) if v else "—" for r, v in zip(runs, ref))))
-    L += ["", "µs: the B200 timing model's point (range: every estimated or H100-carried parameter at its fast and "
+    for before, after in (("step10", "step11"), ("step11", "step12"), ("step12", "step13")):
+        ra, rb = [run_of(before, sh) for sh in shapes], [run_of(after, sh) for sh in shapes]
+        if not noise or not all(ra) or not all(rb):
+            continue
+        cells = []
+        for a, b, sh in zip(ra, rb, shapes):
+            d = float(b["time_us"]) - float(a["time_us"])
+            t = tie(d, noise.get((before, sh)), noise.get((after, sh)))
+            cells.append("%+.2f%s" % (d, " (a tie: within the noise)" if t else ""))
+        L.append("| step %s − step %s | | %s |" % (after[4:], before[4:], " | ".join(cells)))
+    L += ["", "µs: the B200 timing model's point" + (" ± half its noise spread (the point over issue order and "
+          "seeded orders of equal-time events: [results/model_b200_noise.csv](../results/model_b200_noise.csv), "
+          "`python3 plots/predict_noise.py`; two configs closer than their spread are a tie)" if noise else "") +
+          " (range: every estimated or H100-carried parameter at its fast and "
           "at its slow end), `KNOBS ./stepNN --predict --m M --n N --k K` with each knob as `TCG_STEPNN_KNOB=VALUE` "
           "(\"—\": the step's own plan): " + provenance(sw) + " (`bash plots/predict_sweeps.sh --only nvfp4-levers`). "
           "Published: [results/published_b200.csv](../results/published_b200.csv) "
@@ -211,11 +244,15 @@ def nvfp4_lever_gains(rows):
         hits = [r for r in sw if r["config"] == config and (r["m"], r["n"], r["k"]) == sh]
         return tuple(float(hits[-1][c]) for c in ("time_us", "time_low_us", "time_high_us")) if hits else None
 
+    noise = noise_spreads()
+
     def saved(before, after, sh):
         a, b = t(before, sh), t(after, sh)
         if not a or not b:
             return "—"
-        return "%+.2f (%+.2f / %+.2f)" % tuple(y - x for x, y in zip(a, b))
+        d = tuple(y - x for x, y in zip(a, b))
+        is_tie = tie(d[0], noise.get((before, sh)), noise.get((after, sh)))
+        return "%s%+.2f (%+.2f / %+.2f)" % (("tie: " if is_tie else "",) + d)
 
     L = ["| lever | from → to | " + " | ".join("%s × %s × %s" % sh for sh in shapes) + " |",
          "|---|---|" + "---:|" * len(shapes)]
@@ -225,7 +262,10 @@ def nvfp4_lever_gains(rows):
         L.append("| %s, last | %s → all three | %s |" % (name, SHORT[pair], " | ".join(
             saved(pair, "all", sh) for sh in shapes)))
     L += ["", "µs that the lever adds to the time (negative: it saves them), at the point (at the fast end / at the slow "
-          "end of every estimated or H100-carried parameter), from the configs of the table above: " + provenance(sw) + "."]
+          "end of every estimated or H100-carried parameter), from the configs of the table above: " + provenance(sw) + "." +
+          (" \"tie\": the gain at the point is within the noise spread of one of the two configs "
+           "([results/model_b200_noise.csv](../results/model_b200_noise.csv)); the model cannot tell them apart."
+           if noise else "")]
     return L
 
 

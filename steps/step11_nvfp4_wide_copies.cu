@@ -72,8 +72,9 @@
 // CONSTRAINTS
 //   As step 10: any M, N >= 1, K a multiple of 64; the same workspace (partials of 128 x BLOCK_N).
 //   The TMA-store path needs N % 8 == 0 and a 16-byte-aligned C. For tests and the lever table
-//   (docs/11), four environment knobs switch a lever off or force it:
-//     TCG_STEP11_BLOCK_N=64|128   forces BLOCK_N;
+//   (docs/11) and the published designs (docs/timing_model.md), five environment knobs switch a
+//   lever off or force it:
+//     TCG_STEP11_BLOCK_N=64|128   forces BLOCK_N;  TCG_STEP11_SPLITS=1..1024 forces S;
 //     TCG_STEP11_WIDE_COPIES=0|1  0: every k-tile of a stage with step 10's copies (a 2-D box per
 //                                 operand, one scale copy per k-tile; the plan costs them so);
 //     TCG_STEP11_TMA_C=0|1        0: C with step 10's direct stores;
@@ -446,6 +447,7 @@ static SplitPlan plan_for(int m, int n, int k, int sms) {
   if (swap_ab) std::swap(m, n);  // the kernel's M and N
   nvfp4::Forced f;
   f.block_n = env_knob("TCG_STEP11_BLOCK_N", {64, 128}, 0);
+  f.splits = env_knob_range("TCG_STEP11_SPLITS", 1, 1024, 0);
   SplitPlan p{nvfp4::plan(plan_rules(wide_copies), m, n, k, sms, f), wide_copies, swap_ab, tma_c};
   return p;
 }
@@ -470,6 +472,7 @@ constexpr StepSpec spec{11, "nvfp4_wide_copies", "NVFP4 split-K, two k-tiles per
                         Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4, &workspace_for_problem, /*cluster_size=*/1,
                         /*epilogue=*/nullptr, /*repeat=*/false, /*persistent=*/{}, &plan_line,
                         "  TCG_STEP11_BLOCK_N=64|128   forces BLOCK_N\n"
+                        "  TCG_STEP11_SPLITS=1..1024   forces S (at most one per k-tile; past one wave too)\n"
                         "  TCG_STEP11_WIDE_COPIES=0|1  0: step 10's copies, one per operand and k-tile [1]\n"
                         "  TCG_STEP11_TMA_C=0|1        0: C with step 10's direct stores [1]\n"
                         "  TCG_STEP11_SWAP_AB=0|1      1: A and B swapped, C^T computed and stored transposed [0]\n",

@@ -140,6 +140,8 @@ std::string usage(const StepSpec& spec) {
   u += "  --predict               emulator with the B200 timing model, timing only (no result is\n";
   u += strf("                          computed or checked); shape [%lld] unless given\n",
             static_cast<long long>(kGpuDefaultDim));
+  u += "  --predict-noise N       with --predict: the point again with equal-time events in N seeded\n"
+       "                          orders; prints their spread, the model's own noise [0]\n";
   u += "  --model-params          print the timing model's parameters (Markdown) and exit\n";
   u += "  --model-params FILE     the timing model with FILE's parameters (e.g. results/params_h100.txt;\n"
        "                          alone: print the resulting table and exit)\n";
@@ -360,7 +362,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     static const char* const kValued[] = {"--m",       "--n",       "--k",          "--iters",
                                           "--warmup",  "--seed",    "--inputs",     "--csv",
                                           "--sim-seed", "--sim-sms", "--sim-ctas-per-sm", "--trace",
-                                          "--trace-ctas"};
+                                          "--trace-ctas", "--predict-noise"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char* f) { return name == f; }) == std::end(kValued))
       return fail("unknown flag " + name + " (see --help)");
@@ -399,6 +401,9 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     } else if (name == "--sim-seed") {
       err = parse_bounded(name, value, 0, UINT64_MAX, &v);
       o.sim_seed = v;
+    } else if (name == "--predict-noise") {
+      err = parse_bounded(name, value, 0, 64, &v);
+      o.predict_noise = static_cast<int>(v);
     } else if (name == "--sim-sms") {
       err = parse_bounded(name, value, 1, 1024, &v);
       o.sim_sms = static_cast<int>(v);

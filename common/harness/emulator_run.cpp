@@ -260,6 +260,9 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   const tcsim::Bounds bounds = tcsim::last_bounds();
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
     predict_range(flops, [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
+  if (o.predict && o.trace_path.empty() && o.predict_noise > 0)
+    predict_noise(o.predict_noise, st.model_ns,
+                  [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
   if (o.predict) print_predict_bounds(bounds, plan.line);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);

@@ -76,6 +76,7 @@ struct Options {
   bool force_gpu = false;
   bool force_sim = false;
   uint64_t sim_seed = 1;
+  int predict_noise = 0;     // --predict-noise N: the point again under N tie orders (predict_range.cpp)
   int sim_sms = 148;         // --sim-sms: SMs of the emulated GPU
   int sim_ctas_per_sm = 0;   // --sim-ctas-per-sm: 0 = as resources allow
   // Timelines (docs/tracing.md). --trace: write a Chrome-trace JSON file of one launch (the GPU's

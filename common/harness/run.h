@@ -42,6 +42,8 @@ struct PredictionRange {
   double fast_ns = 0, slow_ns = 0, low_tflops = 0, high_tflops = 0;
 };
 PredictionRange predict_range(double flops, const std::function<void()>& rerun);
+// --predict-noise N: the point again with equal-time events in N seeded orders; prints the spread.
+void predict_noise(int seeds, double point_ns, const std::function<void()>& rerun);
 
 // ---------------------------------------------------------------------------------------------
 // Report, for both drivers (output.cpp)

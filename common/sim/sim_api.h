@@ -30,6 +30,8 @@ struct Options {
   // and asynchronous work run in the order of a model clock instead of the seeded random order,
   // every CTA of a wave is resident at once, and Stats::model_ns is the predicted kernel time.
   bool timing = false;
+  uint64_t tie_seed = 0;                // timing model: 0 takes equal-time events in issue order; any
+                                        // other value in an order it seeds (--predict-noise)
   bool skip_math = false;               // timing-only: no MMA arithmetic and no data copies (the
                                         // output is not computed; the harness says so)
   bool trace = false;                   // record spans (last_trace()) for the CTAs below

@@ -108,6 +108,15 @@ double model_cta_launch_ns() { return p(kCtaLaunchNs); }
 double model_clc_ns() { return p(kClcRoundTripNs); }
 
 void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp) {
+  // --predict-noise: events of equal model time in a seeded order instead of issue order. A jitter
+  // of under 1 ps (far below any cost of the model) decides their order and nothing else. A warp's
+  // tcgen05 queue heads (kind 2) keep theirs: they complete in issue order (PTX ISA 9.7.16.6).
+  if (const uint64_t seed = kind != 2 ? options().tie_seed : 0) {
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + s.next_seq;  // splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    t += 1e-3 * double((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+  }
   s.events.push(Scheduler::Event{t, s.next_seq++, kind, f, stamp});
   // A running thread must not run past an event it just created.
   if (s.cur && !(kind == 0 && f == s.cur)) s.horizon = std::min(s.horizon, t + kLookaheadNs);

@@ -45,6 +45,9 @@ enum ParamId {
   kReleaseMembarCycles,
   kClusterBarrierCycles,
   kMulticastReceiveShare,
+  kEvalGapNs,       // not read by the kernel model: what a published competition time adds (docs/timing_model.md)
+  kEvalHostCallNs,  // the same
+  kEvalHostCallCuteDslNs,  // the same, for a CuTe DSL submission (the task's template)
   kNumParams
 };
 

@@ -5,6 +5,8 @@
 #     multiple of 64, which 512 is) exits 0 within the time limit and prints exactly one line
 #     "predicted B200: X TFLOPS ..." with X > 0, and one "range: B200 LO - HI TFLOPS" line with
 #     LO <= X <= HI;
+#   * `--predict-noise 2` (steps 04 and 13): one "noise: LO - HI us" line holding the point, and
+#     the point the same as without the flag;
 #   * `./step04 --sim --m 384 --n 320 --k 448 --trace FILE` (partial tiles in M and N, a K tail)
 #     exits 0, says it wrote the file, and tests/checks/check_trace.py accepts it;
 #   * a --trace path that cannot be written (/nonexistent/dir/t.json) gives exit code 2 and a
@@ -61,6 +63,30 @@ for n in 01 02 03 04 05 06 07 08 09 10 11 12 13; do
     continue
   fi
   ok "$what: $tflops TFLOPS, range $lo - $hi"
+done
+
+# ---------------------------------------------------------------- --predict-noise
+# The model's noise (docs/timing_model.md, "Noise"): one "noise:" line whose low end is at most the
+# point and whose high end at least it (issue order is one of the orders), for a BF16 and an NVFP4
+# step; and the point without the flag is the point with it (seeded orders change nothing else).
+for step in step04 step13; do
+  args=(--predict --m 256 --n 512 --k 1024 --predict-noise 2)
+  what="$step ${args[*]}"
+  [ -x "./$step" ] || { bad "$what: ./$step missing (make all)"; continue; }
+  out=$(timeout "$LIMIT" "./$step" "${args[@]}" 2>&1)
+  plain=$(timeout "$LIMIT" "./$step" --predict --m 256 --n 512 --k 1024 2>&1 | grep '^predicted')
+  nline=$(grep -E '^noise: +[0-9.]+ - [0-9.]+ us \(spread' <<<"$out")
+  point=$(sed -nE 's/^predicted B200: .*\(([0-9.]+) us;.*/\1/p' <<<"$out")
+  read -r nlo nhi < <(sed -E 's/^noise: +([0-9.]+) - ([0-9.]+) us.*/\1 \2/' <<<"$nline")
+  if [ -z "$nline" ] || [ "$(grep -c '^noise:' <<<"$out")" != 1 ]; then
+    bad "$what: expected exactly one 'noise: LO - HI us' line" "$out"
+  elif [ "$(grep '^predicted' <<<"$out")" != "$plain" ]; then
+    bad "$what: the point differs from a run without --predict-noise" "$out"
+  elif ! awk -v l="$nlo" -v p="$point" -v h="$nhi" 'BEGIN { exit !(l <= p + 0.005 && p <= h + 0.005) }'; then
+    bad "$what: noise $nlo - $nhi does not hold the point $point" "$out"
+  else
+    ok "$what: point $point us, noise $nlo - $nhi us"
+  fi
 done
 
 # ---------------------------------------------------------------- --trace in the emulator

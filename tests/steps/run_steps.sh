@@ -42,6 +42,7 @@ run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP
   local step=$1; shift  # PLAN_HAS=TEXT before it: the run must also print a "plan:" line containing TEXT)
   local out env_shown=${TCG_STEP11_BLOCK_N:+TCG_STEP11_BLOCK_N=$TCG_STEP11_BLOCK_N }
   env_shown+=${TCG_STEP11_SWAP_AB:+TCG_STEP11_SWAP_AB=$TCG_STEP11_SWAP_AB }
+  env_shown+=${TCG_STEP11_SPLITS:+TCG_STEP11_SPLITS=$TCG_STEP11_SPLITS }
   env_shown+=${TCG_STEP11_WIDE_COPIES:+TCG_STEP11_WIDE_COPIES=$TCG_STEP11_WIDE_COPIES }${TCG_STEP11_TMA_C:+TCG_STEP11_TMA_C=$TCG_STEP11_TMA_C }
   env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
   env_shown+=${TCG_STEP13_MULTICAST:+TCG_STEP13_MULTICAST=$TCG_STEP13_MULTICAST }${TCG_STEP13_SPLITS:+TCG_STEP13_SPLITS=$TCG_STEP13_SPLITS }
@@ -100,7 +101,7 @@ for step in "$@"; do
       step10) bad=("TCG_STEP10_SPLITS=0 --" "TCG_STEP10_SPLITS=two --" "TCG_STEP10_SPLITS=18 --"
                    "TCG_STEP10_SPLITS=2 -- --k 64" "TCG_STEP10_SPLITS=40 -- --predict --k 4096") ;;
       step11) bad=("TCG_STEP11_BLOCK_N=96 --" "TCG_STEP11_WIDE_COPIES=2 --" "TCG_STEP11_TMA_C=yes --"
-                   "TCG_STEP11_SWAP_AB=2 -- --predict") ;;
+                   "TCG_STEP11_SWAP_AB=2 -- --predict" "TCG_STEP11_SPLITS=0 --" "TCG_STEP11_SPLITS=2 -- --k 64") ;;
       step12) bad=("TCG_STEP12_SPLITS=3 --" "TCG_STEP12_SPLITS=4 -- --k 128" "TCG_STEP12_SPLITS=2 -- --sim-sms 1"
                    "TCG_STEP12_BLOCK_N=32 --" "TCG_STEP12_SPLITS=4 -- --predict --k 512") ;;
       step13) bad=("TCG_STEP13_MULTICAST=3 --" "TCG_STEP13_MULTICAST=4 TCG_STEP13_SPLITS=4 --"
@@ -156,7 +157,10 @@ for step in "$@"; do
       # partial tiles of both operands, odd N (C's rows and a warp's 64 bytes off any alignment),
       # one k-step, parities that wrap, splits with a tail and in the wide inputs' order, BLOCK_N
       # forced both ways.
-      expected=$((expected + 13))
+      expected=$((expected + 14))
+      # S forced (the published designs of docs/timing_model.md), with step 10's copies and stores
+      TCG_STEP11_SWAP_AB=1 TCG_STEP11_SPLITS=3 TCG_STEP11_WIDE_COPIES=0 TCG_STEP11_TMA_C=0 PLAN_HAS="S 3" \
+        run "$step" --m 128 --n 256 --k 8512 --inputs wide --sim-sms 8 --sim-seed 1
       TCG_STEP11_SWAP_AB=1 run "$step" --m 128 --n 256 --k 8512 --inputs integer --sim-sms 8    # 2 tiles, 34 k-tiles, splits
       TCG_STEP11_SWAP_AB=1 run "$step" --m 200 --n 300 --k 4160 --inputs integer                # partial in M and N, S > 1
       TCG_STEP11_SWAP_AB=1 run "$step" --m 200 --n 300 --k 4160 --inputs random --sim-seed 1

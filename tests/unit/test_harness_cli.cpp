@@ -53,6 +53,15 @@ TEST_CASE("parse_args: --sim-sms and --sim-ctas-per-sm") {
   CHECK(contains(usage(kSpec), "--sim-sms"));
 }
 
+TEST_CASE("parse_args: --predict-noise") {
+  CHECK(parse({"--predict"}).options.predict_noise == 0);
+  CHECK(parse({"--predict", "--predict-noise", "3"}).options.predict_noise == 3);
+  CHECK(parse({"--predict-noise=64"}).options.predict_noise == 64);
+  CHECK(contains(parse({"--predict-noise", "65"}).error, "--predict-noise"));
+  CHECK(contains(parse({"--predict-noise", "two"}).error, "--predict-noise"));
+  CHECK(contains(usage(kSpec), "--predict-noise"));
+}
+
 TEST_CASE("parse_args: a step of CTA pairs refuses an emulated GPU that cannot hold one pair") {
   tcg::StepSpec pair = kSpec;
   pair.cluster_size = 2;

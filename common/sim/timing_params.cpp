@@ -122,6 +122,13 @@ const Param kDefaultParams[kNumParams] = {
      "1.04-1.05x its own loads (the issuer pays once), but CTAs taking turns in clusters of 2 and 4 run at 0.84 / 0.66 (boxes) "
      "and 0.74 / 0.53 (bulk copies) of their own loads, not 0.5 / 0.25: each delivery also keeps the receiving SM's TMA unit "
      "busy 0.68 / 0.55 / 0.47 / 0.37 of a box; the middle, carried per box"},
+    {"L2 capacity", 126, "MB", "spec",
+     "B200: 126 MB of L2 (chipsandcheese B200 article); the model's L2 keeps the most recently used 4 KiB pages up to "
+     "this x the share below, and charges HBM again for a sector read after its page was evicted"},
+    {"L2: share a streamed working set keeps", 0.9, "of the capacity", "measured",
+     "H200 (results/micro_h200_l2.csv, make l2-sweep, 2026-11-28): every SM streaming a buffer through TMA bulk copies "
+     "keeps the full L2 rate (8.6-8.8 TB/s) up to 52 MiB of the 60 MiB L2, is at 6.1 TB/s at 56 MiB and at the HBM "
+     "rate (4.6 TB/s) from 64 MiB on: 54 / 60 = 0.9; carried to the B200 (risk: its L2 is split over two dies)"},
 };
 
 // Ranges: the parameters that are estimates or carried from the H100 with a risk, as factors on
@@ -170,6 +177,9 @@ const Range kRanges[] = {
      "carried from the H100; a GPU-scope membar waits for the L2, split over two dies on the B200 (chipsandcheese)"},
     {kClusterBarrierCycles, 0.8, 2.0, false, "carried from the H100 per clock"},
     {kMulticastReceiveShare, 0.74, 1.36, false, "four H100 cases give 0.37-0.68 of a box; not published for B200"},
+    {kL2UsableShare, 0.7, 1.1, true,
+     "H200 knee 52-56 MiB of 60 (0.87-0.93); a published B200 TMA sweep holds the L2 rate to ~80 MB of 126 (0.63: "
+     "StuartSul/gpu-experiments blackwell/094), the two dies' L2 halves may each cache the other's data"},
 };
 int g_bound = 0;  // set_model_bound
 double g_factor[kNumParams] = {};  // per parameter: 1, or the range's factor at the bound

@@ -45,6 +45,8 @@ enum ParamId {
   kReleaseMembarCycles,
   kClusterBarrierCycles,
   kMulticastReceiveShare,
+  kL2CapacityMB,
+  kL2UsableShare,
   kNumParams
 };
 

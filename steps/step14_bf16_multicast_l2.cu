@@ -53,7 +53,7 @@
 //   make step14 && ./step14            (B200: real kernel; elsewhere: the emulator, by default
 //                                       1024 x 768 x 512 on 8 SMs: P = 4, 3 cluster tiles, 2 canceled)
 //   ./step14 --predict --m 8192 --n 8192 --k 8192    (the B200 timing model; TCG_STEP14_GROUP=1: linear)
-#include <stdexcept>
+#include <cstdio>
 
 #include "../common/kernel_common.cuh"
 #include "../common/bf16_plan.h"
@@ -543,6 +543,14 @@ void launch(const GemmArgs& g) {
   d.block = dim3(NUM_THREADS);
   d.cluster = dim3(unsigned(cluster_ctas), 1, 1);
   d.smem_bytes = SMEM_BYTES + kSmemAlignSlack;
+  // The plan assumed SMs / 2P clusters at once (the model places clusters on any SMs); a cluster
+  // runs inside one GPC, so on a GPU ask the driver, and say so once if fewer fit.
+  static bool told = false;
+  const int fit = told ? -1 : max_active_clusters(gemm_kernel<false>, d);
+  if (fit >= 0 && fit < p.at_once)
+    std::fprintf(stderr, "step14: note: %d clusters of %d CTAs fit at once on this GPU, the plan assumed %d "
+                 "(TCG_STEP14_PAIRS=2 to compare)\n", fit, cluster_ctas, p.at_once);
+  told = true;
   launch_kernel(TCG_TRACED(gemm_kernel, g.trace), d, g.stream, tmap_a, tmap_b, tmap_c, tma_epilogue, g.c, g.m, g.n, g.k,
                 Order{p.pairs, p.group}, g.trace);
 }

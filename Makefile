@@ -225,6 +225,15 @@ calibrate: $(BUILD)/tests/micro
 	out=$$(dirname $$csv)/$$(basename $$csv .csv | sed 's/^micro_/params_fit_/').txt; \
 	python3 tests/gpu/fit_params.py $$csv > $$out && echo "calibrate: wrote $$out"
 
+# What of the L2 a streamed working set keeps (tests/gpu/l2_sweep.cu; docs/timing_model.md, "L2
+# capacity"): on a GPU of compute capability >= 9.0, rows to results/micro_<gpu>_l2.csv.
+.PHONY: l2-sweep
+$(BUILD)/tests/l2_sweep: tests/gpu/l2_sweep.cu $(COMMON_OBJS) | $(BUILD)/tests nvcc-check
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) $(GPU_CHECK_ARCH) -MMD -MF $@.d -MT $@ -c $< -o $@.o 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	$(CXX) -o $@ $@.o $(COMMON_OBJS) $(LDLIBS)
+l2-sweep: $(BUILD)/tests/l2_sweep
+	$(BUILD)/tests/l2_sweep
+
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)

@@ -3,7 +3,7 @@
 # append one CSV row per run to results/<gpu-slug>.csv. Each binary times cuBLAS (BF16 steps) or
 # cuBLASLt (NVFP4 step) itself in the same run, so every row carries its own reference.
 #
-#   BF16 steps (00-06): M = N = K = 4096, inputs random and integer
+#   BF16 steps (00-06, 08, 09, 14): M = N = K = 4096, inputs random and integer
 #   NVFP4 steps (07, 10-13): the competition shapes listed in results/published_b200.csv
 #                       (128x7168x16384, 128x4096x7168, 128x7168x2048), inputs random
 #
@@ -111,7 +111,7 @@ for s in $steps; do
   s=$(printf '%02d' "$((10#$s))")
   bin=$bdir/step$s
   [ -x "$bin" ] || { echo "$me: $bin: not built" >&2; failed+=("step$s (no binary)"); continue; }
-  if [ "$s" = 07 ] || [ "$s" -ge 10 ]; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
+  if [ "$s" = 07 ] || { [ "$s" -ge 10 ] && [ "$s" != 14 ]; }; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
     runs=()
     for sh in "${nvfp4_shapes[@]}"; do runs+=("$sh random"); done
   else

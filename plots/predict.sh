@@ -2,7 +2,7 @@
 # predict.sh — `make predict`: the emulator's B200 timing model for every tcgen05 step, then the
 # page that sets its predictions beside the published B200 figures. No GPU needed.
 #
-#   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09 at M = N = K = 4096 and steps 07, 10-13 at the three
+#   1. ./stepNN --predict --csv ... for steps 01-06, 08, 09, 14 at M = N = K = 4096 and steps 07, 10-13 at the three
 #      NVFP4 competition shapes listed in results/published_b200.csv; each prints
 #      "predicted B200: <X> TFLOPS" and its range ("range: B200 LO - HI TFLOPS", written to the
 #      CSV's last two columns, tflops_low and tflops_high) and appends a row whose gpu column names the model. The rows
@@ -28,7 +28,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/predict.sh
 
-bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 08 09 10 11 12 13" run=1 only=""
+bdir=. csv=results/model_b200.csv doc=docs/performance.md steps="01 02 03 04 05 06 07 08 09 10 11 12 13 14" run=1 only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bin-dir) bdir=${2:?}; shift ;;
@@ -61,7 +61,7 @@ if [ "$run" = 1 ]; then
     s=$(printf '%02d' "$((10#$s))")
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin: not built (run make all, or make predict)" >&2; exit 2; }
-    if [ "$s" = 07 ] || [ "$s" -ge 10 ]; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
+    if [ "$s" = 07 ] || { [ "$s" -ge 10 ] && [ "$s" != 14 ]; }; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
       shapes=("${nvfp4_shapes[@]}")
     else
       shapes=("4096 4096 4096")

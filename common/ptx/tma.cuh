@@ -86,6 +86,24 @@ TCG_DEV void tma_load_2d_2sm(uint32_t dst, const CUtensorMap* map, int32_t c0, i
 #endif
 }
 
+// Both: .cta_group::2 with .multicast::cluster (§9.7.9.25.5.2). The box lands at offset `dst` in
+// every CTA of `cta_mask`; each destination signals the mbarrier at offset `bar` in the CTA of its
+// own pair whose parity is that of `bar`'s CTA: pass the leader's (even) barrier, and every
+// destination's bytes count on its pair's leader's barrier.
+TCG_DEV void tma_load_2d_2sm_multicast(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar,
+                                       uint16_t cta_mask TCG_LOC) {
+#if defined(TCG_SIM)
+  const int32_t c[2] = {c0, c1};
+  ::tcsim::tma_load(dst, map, 2, c, bar, ::tcsim::TmaMode{2, true, cta_mask}, TCG_AT);
+#else
+  asm volatile(
+      "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
+      : "memory");
+#endif
+}
+
 // cp.async.bulk global -> shared (§9.7.9.25.4.1): copy `bytes` contiguous bytes (a multiple of
 // 16; both addresses 16-byte aligned), then complete_tx(bytes) on `bar`. No tensor map: the
 // 1-D form, used for data that is already laid out as shared memory wants it.

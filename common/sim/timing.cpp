@@ -11,7 +11,8 @@
 //    and completing a fixed latency later; a cta_group::2 MMA occupies both SMs of the pair;
 //  * copies (TMA, bulk): a fixed latency plus shared servers: the SM's TMA unit (a time per box
 //    and the bytes), the chip's L2 (32-byte sectors, so a 16-byte row costs a whole sector, and
-//    requests), and HBM for the bytes read for the first time in the launch (L2 holds the rest);
+//    requests), and HBM for the bytes not in L2: read for the first time in the launch, or again
+//    after the finite L2 (LRU over 4 KiB pages, the table's capacity x usable share) evicted them;
 //  * tcgen05.ld: the TMEM read port of the warp's sub-partition; global stores: per warp
 //    instruction, by the sectors (partial ones dearer) and lines it touches, through the SM's
 //    store path and the chip's L2 write path, with a small store buffer; a thread exits once its
@@ -26,8 +27,10 @@
 #include <cstring>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "internal.h"
+#include "l2_cache.h"
 #include "timing_params.h"
 
 namespace tcsim {
@@ -38,35 +41,18 @@ namespace {
 double cyc(double cycles) { return cycles / p(kClockGHz); }  // cycles -> ns
 
 // ---------------------------------------------------------------------------------------------
-// The memory system of the chip.
+// The memory system of the chip: the engines' next free times, and the finite L2 (l2_cache.h)
+// that decides which bytes of a read come from HBM.
 struct Chip {
   double l2_free = 0, hbm_free = 0;
   double write_free = 0;    // the L2's write path (global stores)
   double l2_req_free = 0;   // the L2's request rate for TMA reads
-  std::unordered_map<uint64_t, std::array<uint64_t, 2>> touched;  // 4 KiB page -> 128 sector bits
+  L2Cache l2;
   void reset() {
     l2_free = hbm_free = write_free = l2_req_free = 0;
-    touched.clear();
+    l2.reset(uint64_t(p(kL2CapacityMB) * 1e6 * p(kL2UsableShare)));
   }
-  // Sector bytes of [addr, addr+len) and how many of them are read for the first time: one look-up
-  // per 4 KiB page the range touches, the page's sectors taken 64 at a time.
-  void sectors(uint64_t addr, uint64_t len, uint64_t* bytes, uint64_t* fresh) {
-    const uint64_t first = addr / 32, last = (addr + len - 1) / 32;
-    *bytes += (last - first + 1) * 32;
-    for (uint64_t sct = first; sct <= last;) {
-      const uint64_t page = sct >> 7, end = std::min(last, page << 7 | 127);  // this page's part: [sct, end]
-      auto& bits = touched[page];
-      for (int w = 0; w < 2; ++w) {
-        const uint64_t lo = std::max(sct & 127, uint64_t(64 * w)), hi = std::min(end & 127, uint64_t(64 * w + 63));
-        if (lo > hi) continue;
-        const uint64_t n = hi - lo + 1;
-        const uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << (lo - 64 * w);
-        *fresh += 32 * uint64_t(__builtin_popcountll(mask & ~bits[w]));
-        bits[w] |= mask;
-      }
-      sct = end + 1;
-    }
-  }
+  void sectors(uint64_t addr, uint64_t len, uint64_t* bytes, uint64_t* fresh) { l2.sectors(addr, len, bytes, fresh); }
 };
 Chip g_chip;
 

@@ -134,6 +134,13 @@ const Param kDefaultParams[kNumParams] = {
     {"evaluator: host time per call, CuTe DSL", 20800, "ns", "measured",
      "B200 host: a compiled CuTe DSL function called with its 5 argument objects rebuilt each call (NVIDIA/cutlass "
      "issue #3418; 13.5 us with them reused); a submission in the task's CuTe DSL template builds 5 pointers per call"},
+    {"L2 capacity", 126, "MB", "spec",
+     "B200: 126 MB of L2 (chipsandcheese B200 article); the model's L2 keeps the most recently used 4 KiB pages up to "
+     "this x the share below, and charges HBM again for a sector read after its page was evicted"},
+    {"L2: share a streamed working set keeps", 0.9, "of the capacity", "measured",
+     "H200 (results/micro_h200_l2.csv, make l2-sweep, 2026-11-28): every SM streaming a buffer through TMA bulk copies "
+     "keeps the full L2 rate (8.6-8.8 TB/s) up to 52 MiB of the 60 MiB L2, is at 6.1 TB/s at 56 MiB and at the HBM "
+     "rate (4.6 TB/s) from 64 MiB on: 54 / 60 = 0.9; carried to the B200 (risk: its L2 is split over two dies)"},
 };
 
 // Ranges: the parameters that are estimates or carried from the H100 with a risk, as factors on
@@ -195,6 +202,9 @@ const Range kRanges[] = {
     {kEvalHostCallCuteDslNs, 0.65, 1.55, false,
      "13.5 us with the argument objects reused (NVIDIA/cutlass #3418); 32 us for a 19-argument CuTe DSL no-op "
      "(meta-pytorch/tritonbench PR #669)"},
+    {kL2UsableShare, 0.7, 1.1, true,
+     "H200 knee 52-56 MiB of 60 (0.87-0.93); a published B200 TMA sweep holds the L2 rate to ~80 MB of 126 (0.63: "
+     "StuartSul/gpu-experiments blackwell/094), the two dies' L2 halves may each cache the other's data"},
 };
 int g_bound = 0;  // set_model_bound
 double g_factor[kNumParams] = {};  // per parameter: 1, or the range's factor at the bound

@@ -48,6 +48,8 @@ enum ParamId {
   kEvalGapNs,       // not read by the kernel model: what a published competition time adds (docs/timing_model.md)
   kEvalHostCallNs,  // the same
   kEvalHostCallCuteDslNs,  // the same, for a CuTe DSL submission (the task's template)
+  kL2CapacityMB,
+  kL2UsableShare,
   kNumParams
 };
 

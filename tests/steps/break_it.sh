@@ -470,6 +470,32 @@ ARGS=$S9_ARGS case_ s09-consumer-count-without-mma $S9 wrong \
   'constexpr uint32_t SCHED_CONSUMERS = CLUSTER_SIZE * (1 + NUM_EPILOGUE_WARPS) + 1;' \
   'constexpr uint32_t SCHED_CONSUMERS = CLUSTER_SIZE * (1 + NUM_EPILOGUE_WARPS);  // "producer and epilogue of both CTAs"'
 
+# step 14 (B multicast across the CTA pairs of a cluster). 12 tiles of 256 x 256 in clusters of
+# 2 pairs (6 cluster tiles) on an emulated GPU of 4 SMs: one cluster at a time, 5 tiles canceled.
+S14=steps/step14_bf16_multicast_l2.cu
+S14_ARGS="--m 1024 --n 768 --k 512 --inputs integer --sim-sms 4"
+S14_KNOBS="TCG_STEP14_PAIRS=2"
+# Each pair frees its slots for itself alone: the other pair refills its B half while this one's
+# MMAs may still read it.
+KNOBS=$S14_KNOBS ARGS=$S14_ARGS case_ s14-slot-freed-by-own-pair $S14 "every:diag:asynchronous copies with overlapping destinations in flight" \
+  '      mbarrier_init(mma_done_bar(s), uint32_t(pairs));' '      mbarrier_init(mma_done_bar(s), 1);  // "the pair'"'"'s own MMAs free the slot"' \
+  '          mma_commit_2sm_multicast(mma_done_bar(stage.slot), cluster_mask);' \
+  '          mma_commit_2sm_multicast(mma_done_bar(stage.slot), pair_mask);'
+# The leader expects only the bytes of the copies its own pair issues: no B when another pair's turn.
+KNOBS=$S14_KNOBS ARGS=$S14_ARGS case_ s14-expect-tx-forgets-multicast $S14 wrong \
+  '          if (is_leader) mbarrier_arrive_expect_tx(tma_full_bar(stage.slot), PAIR_STAGE_BYTES);' \
+  '          if (is_leader)  // "the bytes our copies bring"
+            mbarrier_arrive_expect_tx(tma_full_bar(stage.slot),
+                                      kt % pairs == pair ? PAIR_STAGE_BYTES : PAIR_STAGE_BYTES - PAIR_SIZE * B_STAGE_BYTES);'
+# No drain before the teardown ("the cluster barrier waits for everyone"): the barrier orders the
+# other pairs' last commits, not their multicast arrivals on this CTA's mma_done_bar, which may
+# still be in flight when it exits.
+KNOBS=$S14_KNOBS ARGS=$S14_ARGS case_ s14-exit-before-peer-pairs-commits $S14 "every:diag:CTA exited with asynchronous work" \
+  '      for (int s = 0; s < NUM_STAGES; ++s) {
+        mbarrier_wait_parity(mma_done_bar(stage.slot), stage.phase ^ 1);
+        stage.advance(NUM_STAGES);
+      }' '      // "the cluster barrier at the teardown waits for every pair"'
+
 # Steps 10-13 (NVFP4 split-K, wide copies, cluster reduction, multicast): their own file.
 source tests/steps/break_it_nvfp4.sh
 

@@ -37,6 +37,7 @@ SPLITK_STEPS=" step10 step11 step12 step13 "  # NVFP4 split-K: S splits per tile
 WIDE_COPY_STEPS=" step11 "      # NVFP4, 2 k-tiles per stage (3-D boxes, 2-D for a tail or lone k-tile), C by TMA stores
 CLUSTER_REDUCE_STEPS=" step12 "  # NVFP4 split-K in a cluster of S = 1, 2, 4 CTAs, partials exchanged through DSMEM
 MULTICAST_STEPS=" step13 "      # step 12 in clusters of MC x S CTAs, A and SFA multicast to the MC tiles along N
+PAIR_MULTICAST_STEPS=" step14 "  # step 09 in clusters of P CTA pairs sharing B's multicast copies, supergroup tile order
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown;
   local step=$1; shift  # PLAN_HAS=TEXT before it: the run must also print a "plan:" line containing TEXT)
@@ -47,6 +48,7 @@ run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP
   env_shown+=${TCG_STEP12_SPLITS:+TCG_STEP12_SPLITS=$TCG_STEP12_SPLITS }${TCG_STEP12_BLOCK_N:+TCG_STEP12_BLOCK_N=$TCG_STEP12_BLOCK_N }
   env_shown+=${TCG_STEP13_MULTICAST:+TCG_STEP13_MULTICAST=$TCG_STEP13_MULTICAST }${TCG_STEP13_SPLITS:+TCG_STEP13_SPLITS=$TCG_STEP13_SPLITS }
   env_shown+=${TCG_STEP13_BLOCK_N:+TCG_STEP13_BLOCK_N=$TCG_STEP13_BLOCK_N }
+  env_shown+=${TCG_STEP14_PAIRS:+TCG_STEP14_PAIRS=$TCG_STEP14_PAIRS }${TCG_STEP14_GROUP:+TCG_STEP14_GROUP=$TCG_STEP14_GROUP }
   if out=$(./"$step" --sim "$@" 2>&1) && { [ -z "${PLAN_HAS:-}" ] || grep -q "^plan: .*$PLAN_HAS" <<<"$out"; }; then
     passed=$((passed + 1))
     printf 'ok    %s%s %s  [%s%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')" \
@@ -320,6 +322,29 @@ for step in "$@"; do
     run_clc "$step" some --m 129 --n 520 --k 64 --inputs integer --sim-sms 2 --sim-seed 4    # 3 tiles, peer 1 row, 1 k-tile
     run_clc "$step" none --m 512 --n 512 --k 512 --inputs integer --sim-sms 16               # 4 tiles, 8 SM pairs: all
     run_clc "$step" none --m 300 --n 264 --k 200 --inputs random --sim-sms 16 --sim-seed 2   #   launched, every cancel fails
+  fi
+  if [[ "$PAIR_MULTICAST_STEPS" == *" $step "* ]]; then
+    # Clusters of P pairs along M: stage kt's B halves multicast by pair kt % P, a slot freed by P
+    # commits, tiles in supergroups of G cluster rows. P and G forced: clusters of 4 and 8, cluster
+    # tiles reaching past M (pairs with no rows: 5 pair rows in clusters of 2 and of 4, 9 in
+    # clusters of 4), groups the rows do not fill, partial tiles, N % 8 != 0 (direct stores), one
+    # k-tile (the turn restarts every tile), try_cancel handing out cluster tiles or none; every
+    # run launches twice and requires bitwise the same C (the step's repeat check).
+    expected=$((expected + 17))
+    PLAN_HAS="P 4 (clusters of 8 CTAs, B multicast)" run "$step"                       # the default run
+    TCG_STEP14_PAIRS=2 TCG_STEP14_GROUP=1 PLAN_HAS="P 2" run "$step" --m 1000 --n 1496 --k 776 --inputs integer --sim-sms 8
+    TCG_STEP14_PAIRS=2 TCG_STEP14_GROUP=2 run "$step" --m 1000 --n 1496 --k 776 --inputs random --sim-sms 8 --sim-seed 1
+    TCG_STEP14_PAIRS=2 run "$step" --m 1200 --n 768 --k 1096 --inputs integer --sim-sms 8 --sim-seed 4   # 5 pair rows: the 3rd cluster row's 2nd pair has none
+    TCG_STEP14_PAIRS=2 TCG_STEP14_GROUP=2 run "$step" --m 1200 --n 768 --k 1096 --inputs random --sim-sms 12 --sim-seed 3  # groups of 2 of 3 rows
+    TCG_STEP14_PAIRS=4 PLAN_HAS="P 4" run "$step" --m 1200 --n 520 --k 1096 --inputs integer --sim-sms 8   # 5 pair rows in clusters of 4
+    TCG_STEP14_PAIRS=4 TCG_STEP14_GROUP=2 run "$step" --m 2304 --n 520 --k 136 --inputs random --sim-sms 16 --sim-seed 2  # 9 pair rows, 3 cluster rows
+    TCG_STEP14_PAIRS=4 run "$step" --m 1000 --n 1500 --k 776 --inputs random --sim-sms 8 --sim-seed 5    # N % 8 != 0: direct stores
+    TCG_STEP14_PAIRS=2 run "$step" --m 1024 --n 1024 --k 64 --inputs integer --sim-sms 4                 # one k-tile: 8 cluster tiles on one cluster
+    TCG_STEP14_PAIRS=1 PLAN_HAS="P 1" run "$step" --m 1000 --n 1496 --k 776 --inputs integer --sim-sms 10  # step 09's kernel, with the order
+    TCG_STEP14_PAIRS=2 run_clc "$step" some --m 1300 --n 520 --k 1096 --inputs integer --sim-sms 8
+    TCG_STEP14_PAIRS=2 run_clc "$step" none --m 512 --n 512 --k 512 --inputs integer --sim-sms 16
+    for b in "TCG_STEP14_PAIRS=3 --" "TCG_STEP14_PAIRS=4 -- --sim-sms 6" "TCG_STEP14_GROUP=0 --" "TCG_STEP14_GROUP=5 -- --m 512" \
+             "TCG_STEP14_GROUP=two --"; do read -r -a words <<<"$b"; refused "$step" "${words[@]}"; done
   fi
 done
 echo "emulator step runs: $passed passed, $failed failed"

@@ -12,6 +12,8 @@
 #   2b. plots/predict_sweeps.sh: the sweeps the step pages quote (step 08's K sweep, 8192^3 for
 #      steps 06/08/09, step 10's split counts, the NVFP4 levers of steps 10-13 with their ranges)
 #      -> results/model_b200_sweeps.csv
+#   2c. plots/dual_gemm.py predict: step 15 at the dual GEMM's four ranked shapes
+#      -> results/model_b200_dual_gemm.csv (docs/15_nvfp4_dual_gemm.md's table)
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.
 #
@@ -106,6 +108,8 @@ fi
 # full run only (not --steps or --doc-only).
 if [ "$run" = 1 ] && [ -z "$only" ]; then
   bash plots/predict_sweeps.sh --bin-dir "$bdir" || exit 1
+  # Step 15 at the dual GEMM's ranked shapes (results/model_b200_dual_gemm.csv; its page's table).
+  python3 plots/dual_gemm.py predict "$bdir" || exit 1
 fi
 
 # The parameter table the model ran with.

@@ -22,7 +22,16 @@
 //     division), rounded to FP16 and stored with step 12's TMA stores.
 //
 // PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N and S with the least
-//   estimate. See docs/15_nvfp4_dual_gemm.md for the model's figures per ranked shape.
+//   estimate (a stage's six copies, the ring's latency over 2 stages, the last stage's 2 x 8 MMAs,
+//   the exchange of both accumulators, C). The ranked shapes, `./step15 --predict` (us, range):
+//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs   14.10 (9.66 - 19.95)
+//     512 x 4096 x 7168   BLOCK_N 128, S 1, 128 CTAs   20.82 (15.28 - 25.88)
+//     256 x 3072 x 4096   BLOCK_N 128, S 2,  96 CTAs    9.59 (6.43 - 14.98)
+//     512 x 3072 x 7168   BLOCK_N 128, S 1,  96 CTAs   20.50 (15.22 - 25.78)
+//   Forced alternatives were slower in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on the first
+//   shape; one k-tile per stage (4 stages of 54 KiB, 6 copies per k-tile) 15.35 and 24.14 on the
+//   first two. What bounds all four is the ring's latency (2 stages do not cover a TMA round trip);
+//   docs/15_nvfp4_dual_gemm.md compares them with the speed of light and the published entries.
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the

@@ -5,6 +5,7 @@
 //   inputs.cpp     BF16: conversions, generated inputs, the CPU reference for BF16
 //   reference.cpp  the reference GEMM core (floats in, double sums), fast and threaded
 //   nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
+//   dual_silu.cpp  the dual GEMM with SiLU (step 15): reference, verification; the competition's check
 //   verify.cpp     BF16 and FP16 output: tolerances, verification and its report
 //   report.cpp     CSV rows and files, version and date formatting, strf
 //   capability.cpp which GPUs a step's build runs on (the capability rule), the code the driver
@@ -15,7 +16,7 @@
 // in which these files may call each other is in README.md beside this file).
 //
 // The data types (StepSpec::operands): BF16 in and out (steps 00-06), or NVFP4 in (E2M1 values,
-// UE4M3 scales per 16) and FP16 out (steps 07 and 10-12). Each has its own sections below for inputs, the
+// UE4M3 scales per 16) and FP16 out (steps 07, 10-13 and 15). Each has its own sections below for inputs, the
 // reference wrapper and verification; the reference core between them takes floats.
 #pragma once
 #include <cstddef>

@@ -77,16 +77,17 @@ Costs model_costs() {
 struct Estimate {
   const PlanRules& r;
   const Costs& c;
-  // One stage of `kts` k-tiles on one SM's TMA unit: B and SFB its own, A and SFA shared by MC.
+  // One stage of `kts` k-tiles on one SM's TMA unit: B and SFB its own (B1, SFB1, B2, SFB2 for the
+  // dual GEMM), A and SFA shared by MC.
   double stage_ns(int bn, int kts, int mc) const {
-    const double own = 2 * c.copy_ns + kts * double(bn * 128 + kKTileBytesSf) / c.tma_bytes_per_ns;
+    const double own = r.b_operands * (2 * c.copy_ns + kts * double(bn * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
     const double a = 2 * c.copy_ns + kts * double(kKTileBytesA + kKTileBytesSf) / c.tma_bytes_per_ns;
     return own + a * (1 + (mc - 1) * c.receive_share) / mc;
   }
   // The MMAs of a full stage, after its copies have landed.
   double drain_ns(int bn) const {
     const double one = std::max(bn * c.mma_ns_per_n, (kBlockM + bn) * 32 / c.mma_operand_bytes_per_ns);
-    return r.k_tiles_per_stage * kKStepsPerKTile * one;
+    return r.k_tiles_per_stage * kKStepsPerKTile * r.b_operands * one;
   }
   double period_ns(int bn, int mc) const {
     const double stage = stage_ns(bn, r.k_tiles_per_stage, mc);
@@ -100,8 +101,9 @@ struct Estimate {
   double tail_ns(int bn, int s) const {
     if (s == 1) return 0;
     if (r.reduction == Reduction::kWorkspace)
-      return c.atomic_ns + s * double(kBlockM * bn * 4) / c.store_bytes_per_ns;
-    return 2 * c.cluster_barrier_ns + (4 - 4 / s) * (c.dsmem_copy_ns + double(32 * bn * 4) / c.dsmem_bytes_per_ns);
+      return c.atomic_ns + s * double(kBlockM * bn * 4 * r.b_operands) / c.store_bytes_per_ns;
+    return 2 * c.cluster_barrier_ns +
+           (4 - 4 / s) * (c.dsmem_copy_ns + double(32 * bn * 4 * r.b_operands) / c.dsmem_bytes_per_ns);
   }
   double c_store_ns(int bn, int s) const {
     const double all = double(kBlockM * bn * 2) / c.store_bytes_per_ns;

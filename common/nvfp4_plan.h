@@ -1,4 +1,4 @@
-// nvfp4_plan.h — the plan of the NVFP4 split-K steps 10-13: for a problem, the GPU's SM count and
+// nvfp4_plan.h — the plan of the NVFP4 split-K steps 10-13 and the dual GEMM of step 15: for a problem, the GPU's SM count and
 // the knobs a run forces, the tile width BLOCK_N, the split count S and the multicast width MC
 // whose estimated time is least, costed with the timing model's parameter table (one source of
 // numbers: a changed parameter moves plans and predictions together). Each step says which plans
@@ -33,6 +33,9 @@ struct PlanRules {
   Reduction reduction;
   CStore c_store;
   bool teaches_split, teaches_multicast;  // what the step adds: a plan without it leaves that code out
+  // B operands per tile: 1, or 2 for the dual GEMM (step 15: B1 and B2 with their scales, two
+  // MMAs per k-step, two accumulators to reduce; C stays one BLOCK_N-wide FP16 tile).
+  int b_operands = 1;
 };
 
 // Knobs a run forces; 0: the planner's choice.

@@ -29,6 +29,10 @@ struct Nvfp4Operands {
   const uint8_t* sfa = nullptr;  // round_up(M, 128) * round_up(K/16, 4) bytes
   const uint8_t* sfb = nullptr;  // round_up(N, 128) * round_up(K/16, 4) bytes
   __half* c = nullptr;           // M x N row-major FP16
+  // The second B of the dual GEMM (Operands::kNVFP4DualSilu, step 15): C = silu(A . B1^T) *
+  // (A . B2^T), B1 in b / sfb above, B2 here, laid out as B. Null for every other step.
+  const uint8_t* b2 = nullptr;   // N rows of K/2 bytes
+  const uint8_t* sfb2 = nullptr; // round_up(N, 128) * round_up(K/16, 4) bytes
 };
 
 // C = A * B^T. A is M x K row-major, B is N x K row-major (both K-major, like nn.Linear weights),
@@ -62,8 +66,11 @@ using WorkspaceFn = StepWorkspace (*)(int m, int n, int k, int num_sms);
 // What a step multiplies.
 enum class Operands {
   kBF16,   // BF16 A and B, BF16 C (steps 00-06)
-  kNVFP4,  // NVFP4 A and B with UE4M3 block scales, FP16 C (steps 07, 10)
+  kNVFP4,  // NVFP4 A and B with UE4M3 block scales, FP16 C (steps 07, 10-13)
+  kNVFP4DualSilu,  // NVFP4 A, B1 and B2, FP16 C = silu(A . B1^T) * (A . B2^T) (step 15)
 };
+// Both NVFP4 kinds share the inputs, the scale layout and the K rule.
+constexpr bool is_nvfp4(Operands o) { return o == Operands::kNVFP4 || o == Operands::kNVFP4DualSilu; }
 
 using LaunchFn = void (*)(const GemmArgs&);
 

@@ -6,6 +6,8 @@
 #   BF16 steps (00-06, 08, 09, 14): M = N = K = 4096, inputs random and integer
 #   NVFP4 steps (07, 10-13): the competition shapes listed in results/published_b200.csv
 #                       (128x7168x16384, 128x4096x7168, 128x7168x2048), inputs random
+#   step 15 (dual GEMM): the four ranked shapes of results/published_b200_dual_gemm.csv
+#                       (plots/dual_gemm.py shapes), inputs competition
 #
 # Every run passes --gpu: a binary that cannot run on this GPU exits 3 (instead of falling back
 # to the emulator) and is skipped with a note. No GPU at all: one line on stderr, exit 2.
@@ -105,13 +107,20 @@ fi
 mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
   { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
 
+# Step 15's: the dual GEMM competition's ranked shapes.
+mapfile -t dual_shapes < <(python3 plots/dual_gemm.py shapes) && [ ${#dual_shapes[@]} -gt 0 ] ||
+  { echo "$me: no shapes in results/published_b200_dual_gemm.csv" >&2; exit 2; }
+
 echo "== bench on $gpu_name (driver $driver) -> $out"
 ran=0 skipped=() failed=()
 for s in $steps; do
   s=$(printf '%02d' "$((10#$s))")
   bin=$bdir/step$s
   [ -x "$bin" ] || { echo "$me: $bin: not built" >&2; failed+=("step$s (no binary)"); continue; }
-  if [ "$s" = 07 ] || { [ "$s" -ge 10 ] && [ "$s" != 14 ]; }; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
+  if [ "$s" = 15 ]; then  # the dual GEMM
+    runs=()
+    for sh in "${dual_shapes[@]}"; do runs+=("$sh competition"); done
+  elif [ "$s" = 07 ] || { [ "$s" -ge 10 ] && [ "$s" != 14 ]; }; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
     runs=()
     for sh in "${nvfp4_shapes[@]}"; do runs+=("$sh random"); done
   else

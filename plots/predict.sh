@@ -14,6 +14,8 @@
 #      -> results/model_b200_sweeps.csv
 #   2c. plots/nvfp4_validation.py run: the published NVFP4 kernels and the BF16 ladder against the
 #      model -> results/validation_b200.csv (its BF16 rows from the new model_b200.csv)
+#   2c. plots/dual_gemm.py predict: step 15 at the dual GEMM's four ranked shapes
+#      -> results/model_b200_dual_gemm.csv (docs/15_nvfp4_dual_gemm.md's table)
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.
 #
@@ -112,6 +114,8 @@ if [ "$run" = 1 ] && [ -z "$only" ]; then
   # its validation table): results/validation_b200.csv. The noise of the lever tables
   # (results/model_b200_noise.csv, about 30 CPU minutes) is a separate run: python3 plots/predict_noise.py.
   python3 plots/nvfp4_validation.py run || exit 1
+  # Step 15 at the dual GEMM's ranked shapes (results/model_b200_dual_gemm.csv; its page's table).
+  python3 plots/dual_gemm.py predict "$bdir" || exit 1
 fi
 
 # The parameter table the model ran with.

@@ -72,18 +72,26 @@ std::string parse_bounded(const std::string& name, const std::string& value, uin
 // ---------------------------------------------------------------------------------------------
 
 const char* inputs_name(Inputs kind) {
-  return kind == Inputs::kInteger ? "integer" : kind == Inputs::kWide ? "wide" : "random";
+  return kind == Inputs::kInteger       ? "integer"
+         : kind == Inputs::kWide        ? "wide"
+         : kind == Inputs::kCompetition ? "competition"
+                                        : "random";
 }
 
 std::string program_name(const StepSpec& spec) { return strf("step%02d", spec.number); }
 
 std::string usage(const StepSpec& spec) {
   const std::string p = program_name(spec);
-  const bool fp4 = spec.operands == Operands::kNVFP4;
+  const bool fp4 = is_nvfp4(spec.operands);
   std::string u;
   u += "usage: " + p + " [options]\n";
   u += strf("%s: %s\n", p.c_str(), spec.title);
-  if (fp4) {
+  if (spec.operands == Operands::kNVFP4DualSilu) {
+    u += "Computes C = silu(A * B1^T) * (A * B2^T) (A: MxK, B1 and B2: NxK, all NVFP4: E2M1 values\n";
+    u += "with one UE4M3 scale per 16 along K; C: MxN row-major FP16; FP32 accumulation and\n";
+    u += "epilogue), verifies it against the CPU and times it; without a suitable GPU it runs in\n";
+    u += "the tcgen05 emulator on the CPU.\n\n";
+  } else if (fp4) {
     u += "Computes C = A * B^T (A: MxK, B: NxK, both NVFP4: E2M1 values with one UE4M3 scale per\n";
     u += "16 along K; C: MxN row-major FP16; FP32 accumulation), verifies it and times it against\n";
     u += "cuBLASLt; without a suitable GPU it runs in the tcgen05 emulator on the CPU.\n\n";
@@ -112,19 +120,23 @@ std::string usage(const StepSpec& spec) {
   u += "  --warmup N              untimed launches before timing [5]\n";
   u += "  --seed N                seed of the inputs [1]\n";
   if (fp4) {
-    u += "  --inputs random|integer random: uniform in [-1,1], quantized to NVFP4 (no global\n";
+    u += "  --inputs random|integer|wide|competition\n";
+    u += "                          random: uniform in [-1,1], quantized to NVFP4 (no global\n";
     u += "                          scale); integer: values 0, +-0.5, +-1, +-2 times scales 0.5, 1,\n";
     u += strf("                          2, checked exactly (K <= %lld); wide: random values times\n",
               static_cast<long long>(kMaxNvfp4IntegerK));
     u += "                          2^-6..2^3 per block (scales over 10 binades: FP32 sums round,\n";
-    u += "                          so a sum's order shows in the bits) [random]\n";
+    u += "                          so a sum's order shows in the bits); competition: the NVFP4\n";
+    u += "                          competition's generator (codes 0, +-0.5, +-1, +-1.5, scales\n";
+    u += "                          UE4M3 of uniform [0,1)), also checked with its rtol = atol =\n";
+    u += "                          1e-3 [random]\n";
   } else {
     u += "  --inputs random|integer|wide  random: uniform in [-1,1]; integer: integers in\n";
     u += "                          [-2,2], checked exactly; wide: random times 2^-8..2^7 (FP32\n";
     u += "                          sums round, so a sum's order shows in the bits) [random]\n";
   }
   u += strf("  --check, --no-check     verify against a reference (%s, or the CPU) [--check]\n",
-            fp4 ? "cuBLASLt" : "cuBLAS");
+            spec.operands == Operands::kNVFP4DualSilu ? "the CPU only" : fp4 ? "cuBLASLt" : "cuBLAS");
   u += "  --csv FILE              append one result row to FILE (header written if new)\n";
   u += "  --gpu                   insist on a GPU run (exit 3 if there is no suitable GPU)\n";
   u += "  --sim                   run in the tcgen05 emulator even if a GPU is present\n";
@@ -158,6 +170,11 @@ std::string usage(const StepSpec& spec) {
   return u;
 }
 
+double problem_flops(const StepSpec& spec, const Options& o) {
+  const double one = 2.0 * double(o.m) * double(o.n) * double(o.k);
+  return spec.operands == Operands::kNVFP4DualSilu ? 2 * one : one;
+}
+
 std::string validate_shape(const StepSpec& spec, const Options& o) {
   const std::string prog = program_name(spec) + ": ";
   const struct {
@@ -177,7 +194,7 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
                        o.sim_sms, spec.cluster_size, spec.cluster_size);
   // NVFP4: the kernel's MMA (kind::mxf4nvf4, dense) consumes K = 64, four scale blocks of 16, and
   // the scale layout is built from such 4-column groups; no step can take a partial one.
-  if (spec.operands == Operands::kNVFP4 && o.k % kNvfp4KMultiple != 0)
+  if (is_nvfp4(spec.operands) && o.k % kNvfp4KMultiple != 0)
     return prog + strf(
                       "--k=%lld: K must be a multiple of %lld for NVFP4 (one kind::mxf4nvf4 MMA "
                       "consumes K = 64, four 16-element scale blocks)",
@@ -203,7 +220,7 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
                         static_cast<long long>(o.m), static_cast<long long>(o.n),
                         static_cast<long long>(o.k), op.what, static_cast<long long>(op.elements));
   }
-  if (spec.operands == Operands::kNVFP4 && o.inputs == Inputs::kInteger &&
+  if (is_nvfp4(spec.operands) && o.inputs == Inputs::kInteger &&
       o.k > kMaxNvfp4IntegerK)
     return prog + strf(
                       "--k=%lld: NVFP4 --inputs integer needs K <= %lld (larger sums of products "
@@ -418,8 +435,14 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
         o.inputs = Inputs::kInteger;
       } else if (value == "wide") {
         o.inputs = Inputs::kWide;
+      } else if (value == "competition" && is_nvfp4(spec.operands)) {
+        o.inputs = Inputs::kCompetition;
+      } else if (value == "competition") {
+        err = name + "=" + value + ": the competition's inputs are NVFP4 (steps 07, 10-13, 15)";
       } else {
-        err = name + "=" + value + ": expected random, integer or wide";
+        err = name + "=" + value +
+              (is_nvfp4(spec.operands) ? ": expected random, integer, wide or competition"
+                                       : ": expected random, integer or wide");
       }
     } else if (name == "--csv") {
       if (value.empty()) err = "--csv needs a file name";

@@ -137,14 +137,18 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
 // A step with a workspace (split-K partials, StepSpec::workspace) gets it zeroed and poisoned as
 // workspace.cpp says; unless timing only, it then runs a second time under another scheduler seed
 // (other CTAs finish first), which must give bitwise the same C and again leave the counters at 0.
+// The dual GEMM (Operands::kNVFP4DualSilu) gets B2 and its scales beside B's, and its own reference.
 VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn launch) {
-  const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  const bool dual = spec.operands == Operands::kNVFP4DualSilu;
+  const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k, dual);
   // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
   std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
   const EmuBuffer<uint8_t> dev_a(in.a.data.data(), in.a.data.size(), "A (packed E2M1)"),
       dev_b(in.b.data.data(), in.b.data.size(), "B (packed E2M1)");
   const EmuBuffer<uint8_t> dev_sfa(in.a.sf.data(), in.a.sf.size(), "SFA (scale factors of A)"),
       dev_sfb(in.b.sf.data(), in.b.sf.size(), "SFB (scale factors of B)");
+  const EmuBuffer<uint8_t> dev_b2(in.b2.data.data(), in.b2.data.size(), "B2 (packed E2M1)"),
+      dev_sfb2(in.b2.sf.data(), in.b2.sf.size(), "SFB2 (scale factors of B2)");
   EmuBuffer<__half> dev_c(out.data(), out.size(), "C");
   GemmArgs args = shape_args(o);
   args.fp4 = in.operands();
@@ -152,6 +156,10 @@ VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn laun
   args.fp4.b = dev_b.data();
   args.fp4.sfa = dev_sfa.data();
   args.fp4.sfb = dev_sfb.data();
+  if (dual) {
+    args.fp4.b2 = dev_b2.data();
+    args.fp4.sfb2 = dev_sfb2.data();
+  }
   args.fp4.c = dev_c.data();
   const StepWorkspace ws = workspace_for(spec, o, tcsim::options().num_sms);
   const EmuBuffer<uint8_t> dev_ws(ws.bytes, "workspace (split-K partials and tile counters)");
@@ -191,8 +199,28 @@ VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn laun
     std::vector<float> ref(out.size()), s;
     if (o.inputs != Inputs::kInteger) s.resize(out.size());
     cpu_reference_nvfp4(args.fp4, o.m, o.n, o.k, ref.data(), s.empty() ? nullptr : s.data());
-    vr = verify_fp16(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n,
-                     o.k);
+    if (dual) {
+      // y = A . B2^T: the same reference with B2 in B's place; C = silu(x) * y.
+      Nvfp4Operands second = args.fp4;
+      second.b = args.fp4.b2;
+      second.sfb = args.fp4.sfb2;
+      std::vector<float> y(out.size()), sy(s.size());
+      cpu_reference_nvfp4(second, o.m, o.n, o.k, y.data(), sy.empty() ? nullptr : sy.data());
+      vr = verify_dual_silu(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), y.data(),
+                            sy.empty() ? nullptr : sy.data(), o.m, o.n, o.k);
+      if (o.inputs == Inputs::kCompetition) ref = dual_silu_reference(ref.data(), y.data(), int64_t(out.size()));
+    } else {
+      vr = verify_fp16(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n, o.k);
+    }
+    if (o.inputs == Inputs::kCompetition) {
+      // The competition's own check beside ours; failing it fails the run.
+      const CompetitionCheck cc = competition_check(out.data(), ref.data(), o.m, o.n);
+      std::printf("%s\n", format_competition_check(cc).c_str());
+      if (cc.outside > 0 && vr.passed()) {
+        vr.mismatches = cc.outside;
+        vr.max_i = cc.worst_i, vr.max_j = cc.worst_j;
+      }
+    }
   }
   return vr;
 }
@@ -222,14 +250,13 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
                 "that has it\n",
                 program_name(spec).c_str(), plan.left_out.c_str(), program_name(spec).c_str());
   set_emulator_options(spec, o);
-  const VerifyResult vr = spec.operands == Operands::kNVFP4 ? emulate_nvfp4(spec, o, launch)
-                                                             : emulate_bf16(o, launch);
+  const VerifyResult vr = is_nvfp4(spec.operands) ? emulate_nvfp4(spec, o, launch) : emulate_bf16(o, launch);
   const tcsim::Stats st = tcsim::last_stats();
   if (o.predict)
     std::printf("check:    none: timing only, the arithmetic was skipped and C was not computed\n");
   else
     print_verify(o.check ? &vr : nullptr);
-  const double flops = 2.0 * double(o.m) * double(o.n) * double(o.k);
+  const double flops = problem_flops(spec, o);
   const bool timed = tcsim::options().timing;  // --predict or --trace (set_emulator_options)
   const double tflops = st.model_ns > 0 ? flops / st.model_ns / 1e3 : 0.0;
   const int trace_rc = o.trace_path.empty() ? 0 : write_emulator_trace(spec, o);
@@ -259,10 +286,10 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   // What bounded this launch (predict_bounds.cpp), taken before the range's two launches replace it.
   const tcsim::Bounds bounds = tcsim::last_bounds();
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
-    predict_range(flops, [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
+    predict_range(flops, [&] { is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
   if (o.predict && o.trace_path.empty() && o.predict_noise > 0)
     predict_noise(o.predict_noise, st.model_ns,
-                  [&] { spec.operands == Operands::kNVFP4 ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
+                  [&] { is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
   if (o.predict) print_predict_bounds(bounds, plan.line);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);

@@ -142,7 +142,7 @@ CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult*
   row.cublas = cublas_version();
   row.iterations = std::to_string(ours.launches);
   row.median_ms = strf("%.6f", ours.median_ms);
-  row.tflops = strf("%.2f", tflops(o, ours.median_ms));
+  row.tflops = strf("%.2f", tflops(spec, o, ours.median_ms));
   return row;
 }
 
@@ -178,8 +178,8 @@ std::string cublas_version() {
   return strf("%d.%d.%d", major, minor, patch);
 }
 
-double tflops(const Options& o, double ms) {
-  return 2.0 * double(o.m) * double(o.n) * double(o.k) / (ms * 1e-3) / 1e12;
+double tflops(const StepSpec& spec, const Options& o, double ms) {
+  return problem_flops(spec, o) / (ms * 1e-3) / 1e12;
 }
 
 

@@ -110,7 +110,7 @@ void launch_step(LaunchFn launch, const GemmArgs& args);
 void checked_launch(const StepSpec& spec, LaunchFn launch, const GemmArgs& args, cudaStream_t stream, void* dev_c,
                     size_t c_bytes, void* host_c);
 
-double tflops(const Options& o, double ms);  // 2*M*N*K / time
+double tflops(const StepSpec& spec, const Options& o, double ms);  // problem_flops / time
 
 // "13.1.0": the cuBLAS library's version (cuBLASLt ships with it and has the same one).
 std::string cublas_version();

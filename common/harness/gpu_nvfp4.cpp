@@ -189,13 +189,20 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   print_problem(spec, o, device_description(gpu), plan);
 
   const size_t count_c = static_cast<size_t>(o.m * o.n);
-  const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  // The dual GEMM (step 15): B2 beside B, verified on the CPU only (cuBLASLt has no such epilogue).
+  const bool dual = spec.operands == Operands::kNVFP4DualSilu;
+  const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k, dual);
 
   // Declared before the cuBLASLt handle and gemms so that those are destroyed first.
   Stream stream;
   DeviceBuffer<uint8_t> a(in.a.data.size()), b(in.b.data.size()), sfa(in.a.sf.size()),
       sfb(in.b.sf.size());
+  DeviceBuffer<uint8_t> b2(std::max<size_t>(in.b2.data.size(), 1)), sfb2(std::max<size_t>(in.b2.sf.size(), 1));
   DeviceBuffer<__half> c(count_c);
+  if (dual) {
+    upload(b2, in.b2.data, stream.get());
+    upload(sfb2, in.b2.sf, stream.get());
+  }
   upload(a, in.a.data, stream.get());
   upload(b, in.b.data, stream.get());
   upload(sfa, in.a.sf, stream.get());
@@ -210,6 +217,10 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   args.fp4.sfa = sfa.get();
   args.fp4.sfb = sfb.get();
   args.fp4.c = c.get();
+  if (dual) {
+    args.fp4.b2 = b2.get();
+    args.fp4.sfb2 = sfb2.get();
+  }
   args.stream = stream.get();
 
   // A step's workspace (split-K partials and counters; workspace.cpp): counters zeroed
@@ -256,7 +267,7 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   // GPUs an sm_100f step runs on).
   // Elsewhere (only a hypothetical NVFP4 step for older GPUs would get here) nothing of cuBLASLt
   // is touched.
-  const bool lt_capable = gpu.major == 10;
+  const bool lt_capable = gpu.major == 10 && !dual;
   std::unique_ptr<LtHandle> lt;
   std::unique_ptr<DeviceBuffer<unsigned char>> workspace;
   std::unique_ptr<LtFp4Gemm> ref_gemm, fp16_gemm;
@@ -274,7 +285,9 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
     std::vector<float> ref(count_c), s;
     if (o.inputs != Inputs::kInteger) s.resize(count_c);
     bool on_cpu = true;
-    if (!lt_capable) {
+    if (dual) {
+      std::printf("note:     the dual GEMM is verified on the CPU (cuBLASLt has no silu-gated epilogue)\n");
+    } else if (!lt_capable) {
       std::printf("note:     no cuBLASLt FP4 matmul on compute capability %d.%d; verifying on the CPU\n",
                   gpu.major, gpu.minor);
     } else if (!ref_gemm->ok()) {
@@ -308,8 +321,26 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
     }
     if (on_cpu)
       cpu_reference_nvfp4(in.operands(), o.m, o.n, o.k, ref.data(), s.empty() ? nullptr : s.data());
-    vr = verify_fp16(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n,
-                     o.k);
+    if (dual) {
+      Nvfp4Operands second = in.operands();
+      second.b = second.b2;
+      second.sfb = second.sfb2;
+      std::vector<float> y(count_c), sy(s.size());
+      cpu_reference_nvfp4(second, o.m, o.n, o.k, y.data(), sy.empty() ? nullptr : sy.data());
+      vr = verify_dual_silu(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), y.data(),
+                            sy.empty() ? nullptr : sy.data(), o.m, o.n, o.k);
+      if (o.inputs == Inputs::kCompetition) ref = dual_silu_reference(ref.data(), y.data(), int64_t(count_c));
+    } else {
+      vr = verify_fp16(o.inputs, out.data(), ref.data(), s.empty() ? nullptr : s.data(), o.m, o.n, o.k);
+    }
+    if (o.inputs == Inputs::kCompetition) {
+      const CompetitionCheck cc = competition_check(out.data(), ref.data(), o.m, o.n);
+      std::printf("%s\n", format_competition_check(cc).c_str());
+      if (cc.outside > 0 && vr.passed()) {
+        vr.mismatches = cc.outside;
+        vr.max_i = cc.worst_i, vr.max_j = cc.worst_j;
+      }
+    }
   }
   print_verify(o.check ? &vr : nullptr);
 
@@ -320,21 +351,22 @@ int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, co
   int trace_rc = 0;
   const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, out.data(), c.bytes(),
                                 sizeof(out[0]), &trace_rc);
-  const double ours_tflops = tflops(o, ours.median_ms);
+  const double ours_tflops = tflops(spec, o, ours.median_ms);
 
   CsvRecord row = gpu_record(spec, o, o.check ? &vr : nullptr, gpu, ours);
   if (lt_capable && fp16_gemm->ok()) {
     const Timing theirs = time_launches(
         [&] { fp16_gemm->run(a.get(), b.get(), c.get(), stream.get()); }, stream.get(), flush,
         std::max(o.warmup, 1), o.iters);
-    const double theirs_tflops = tflops(o, theirs.median_ms);
+    const double theirs_tflops = tflops(spec, o, theirs.median_ms);
     std::printf("cuBLASLt: %.4f ms = %.1f TFLOPS (NVFP4, FP16 out); this step reaches %.1f%% of it\n",
                 theirs.median_ms, theirs_tflops, 100.0 * ours_tflops / theirs_tflops);
     row.cublas_tflops = strf("%.2f", theirs_tflops);
     row.ratio = strf("%.4f", ours_tflops / theirs_tflops);
   } else {
-    std::printf("cuBLASLt: not timed (%s)\n",
-                lt_capable ? fp16_gemm->why().c_str() : "no FP4 matmul on this GPU");
+    std::printf("cuBLASLt: not timed (%s)\n", dual         ? "it has no silu-gated dual GEMM"
+                                              : lt_capable ? fp16_gemm->why().c_str()
+                                                           : "no FP4 matmul on this GPU");
   }
   const int rc = finish(spec, o, o.check ? &vr : nullptr, row);
   return rc != 0 ? rc : trace_rc;

@@ -62,7 +62,7 @@ void cublas_gemm(cublasHandle_t h, const void* a, const void* b, void* c, cudaDa
 // ---------------------------------------------------------------------------------------------
 
 int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu) {
-  if (spec.operands == Operands::kNVFP4) return run_nvfp4_on_gpu(spec, o, launch, gpu);
+  if (is_nvfp4(spec.operands)) return run_nvfp4_on_gpu(spec, o, launch, gpu);
   CUDA_CHECK(cudaSetDevice(gpu.index));
   print_problem(spec, o, device_description(gpu));
 
@@ -133,13 +133,13 @@ int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const Gp
   int trace_rc = 0;
   const Timing ours = time_step(spec, o, launch, args, stream.get(), flush, gpu, out.data(), c.bytes(),
                                 sizeof(out[0]), &trace_rc);
-  const double ours_tflops = tflops(o, ours.median_ms);
+  const double ours_tflops = tflops(spec, o, ours.median_ms);
   // Our kernel has already run once untimed (the checked launch); give cuBLAS at least one
   // untimed call too, so its one-time setup is never timed.
   const Timing theirs =
       time_launches([&] { cublas_gemm(blas.get(), a.get(), b.get(), c.get(), CUDA_R_16BF, o); },
                     stream.get(), flush, std::max(o.warmup, 1), o.iters);
-  const double theirs_tflops = tflops(o, theirs.median_ms);
+  const double theirs_tflops = tflops(spec, o, theirs.median_ms);
   std::printf("cuBLAS:   %.4f ms = %.1f TFLOPS; this step reaches %.1f%% of cuBLAS\n",
               theirs.median_ms, theirs_tflops, 100.0 * ours_tflops / theirs_tflops);
 

@@ -5,6 +5,7 @@
 //   inputs.cpp     BF16: conversions, generated inputs, the CPU reference for BF16
 //   reference.cpp  the reference GEMM core (floats in, double sums), fast and threaded
 //   nvfp4.cpp      NVFP4: encoders, quantizer, inputs, the CPU reference for NVFP4
+//   dual_silu.cpp  the dual GEMM with SiLU (step 15): reference, verification; the competition's check
 //   verify.cpp     BF16 and FP16 output: tolerances, verification and its report
 //   report.cpp     CSV rows and files, version and date formatting, strf
 //   capability.cpp which GPUs a step's build runs on (the capability rule), the code the driver
@@ -15,7 +16,7 @@
 // in which these files may call each other is in README.md beside this file).
 //
 // The data types (StepSpec::operands): BF16 in and out (steps 00-06), or NVFP4 in (E2M1 values,
-// UE4M3 scales per 16) and FP16 out (steps 07 and 10-12). Each has its own sections below for inputs, the
+// UE4M3 scales per 16) and FP16 out (steps 07, 10-13 and 15). Each has its own sections below for inputs, the
 // reference wrapper and verification; the reference core between them takes floats.
 #pragma once
 #include <cstddef>
@@ -45,8 +46,12 @@ enum class Inputs {
   kInteger,  // integers uniform in [-2, 2]: every FP32 partial sum is exact, so checks are exact
   kWide,     // uniform in [-1, 1] times 2^e, e spanning 16 binades (NVFP4: per 16-element block, so
              // the UE4M3 scales span 10): FP32 sums round, so their order shows in the bits
+  kCompetition,  // NVFP4 only: the NVFP4 competition's generator (gpu-mode reference-kernels,
+                 // problems/nvidia/nvfp4_dual_gemm/reference.py; nvfp4.cpp): every byte uniform in
+                 // 0..254 masked with 0xBB (codes 0, ±0.5, ±1, ±1.5, -0 included), every scale
+                 // UE4M3_RN of a uniform float in [0, 1); checked with its rtol = atol = 1e-3 too
 };
-const char* inputs_name(Inputs kind);  // "random" / "integer" / "wide"
+const char* inputs_name(Inputs kind);  // "random" / "integer" / "wide" / "competition"
 
 constexpr int64_t kGpuDefaultDim = 4096;
 constexpr int64_t kSimDefaultDim = 512;
@@ -119,6 +124,8 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
 
 // "" if the step can handle this problem, else one line "stepNN: ..." naming the constraint.
 std::string validate_shape(const StepSpec& spec, const Options& o);
+// The floating-point operations of the problem: 2 M N K, twice that for the dual GEMM (step 15).
+double problem_flops(const StepSpec& spec, const Options& o);
 // "" if the step's plan (StepSpec::plan, ::workspace) takes this problem on `sms` SMs with the
 // knobs in the environment, else one line "stepNN: ..." saying which knob it cannot honour. The
 // drivers ask once the shape and the GPU are known (the emulator's defaults, the GPU's SM count).
@@ -203,6 +210,7 @@ std::vector<float> dequantize_nvfp4(const uint8_t* data, const uint8_t* sf, int6
 struct Nvfp4HostInputs {
   Nvfp4Matrix a;  // m x k
   Nvfp4Matrix b;  // n x k
+  Nvfp4Matrix b2; // n x k, the dual GEMM's second B (make_nvfp4_inputs with dual); else empty
   // A view for GemmArgs::fp4 and cpu_reference_nvfp4 (c stays null).
   Nvfp4Operands operands() const;
 };
@@ -211,7 +219,11 @@ struct Nvfp4HostInputs {
 // integer: E2M1 values uniform in {0, ±0.5, ±1, ±2} (streams 0 and 1) and block scales uniform in
 // {0.5, 1, 2} (streams 2 and 3): every element is a multiple of 2^-2 of magnitude <= 4, so every
 // FP32 partial sum is exact while K <= kMaxNvfp4IntegerK.
-Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k);
+// competition: the generator of the NVFP4 competition's reference.py (see Inputs::kCompetition),
+// A from stream 0, B from stream 1 (bytes), scales from streams 2 and 3.
+// dual: B2 too, as B from streams 4 (and 5 for its scales): the same A and B as without it.
+Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k,
+                                  bool dual = false);
 
 // ref and s as cpu_reference, for C = (A . SFA) * (B . SFB)^T: the operands decoded exactly to
 // floats (dequantize_nvfp4), then reference_gemm. Only the a, b, sfa and sfb pointers are read.
@@ -276,6 +288,12 @@ VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, con
 
 // Pass: one line (no newline). Fail: several lines, each ending in '\n' except the last.
 std::string format_verify(const VerifyResult& r);
+// Adds one element's outcome to `r` (verify.cpp; dual_silu.cpp uses it too). `ok`: the comparison
+// passed; an output that is NaN or Inf fails unless it is exactly the Inf that was expected
+// (`inf_expected`, FP16 overflow). Errors and ratios are taken over finite outputs compared with
+// finite expectations only.
+void tally(VerifyResult& r, int64_t i, int64_t j, double expected, double got, double tol, bool ok,
+           double reference = 0, bool overflow = false, bool inf_expected = false);
 
 // ---------------------------------------------------------------------------------------------
 // FP16 output (NVFP4 steps): conversions, tolerance and verification (verify.cpp)
@@ -299,6 +317,45 @@ double fp16_tolerance(double ref, double s, int64_t k);
 // of ref's sign passes too (counted in overflow if FP16_RN(ref) itself is Inf).
 VerifyResult verify_fp16(Inputs kind, const __half* out, const float* ref, const float* s,
                          int64_t m, int64_t n, int64_t k);
+
+// ---------------------------------------------------------------------------------------------
+// The dual GEMM with SiLU (step 15): reference and verification (dual_silu.cpp)
+// ---------------------------------------------------------------------------------------------
+
+// silu(x) = x / (1 + e^-x) in double: silu(0) = 0, -0 for x below about -745 (e^-x overflows to
+// +Inf), x itself for x above about 40 (e^-x below half an ulp of 1).
+double silu_reference(double x);
+
+// out = silu(x) * y for every element, x = A . B1^T and y = A . B2^T as cpu_reference_nvfp4 gives
+// them (x, y: the FP32 roundings of double sums; sx, sy: the same with |A|, |B|; sx and sy may be
+// null for integer inputs, whose x and y are exact). The verification of a dual GEMM's FP16 output:
+//   integer: x and y are exact; out must be FP16_RN of silu(x) * y computed in FP32 by the kernel,
+//            whose error (expf, a division, a product: at most 2^-20 relative, an estimate with
+//            margin) only matters where an FP16 rounding boundary lies that close: there either
+//            neighbour passes, elsewhere the bits must be equal (-0 == +0). Beyond 65504: Inf.
+//   random, wide, competition: |out - ref| <= the FP16 output tolerance of ref (fp16_tolerance's
+//            2^-11 |ref| + 2^-24) plus the FP32 accumulation terms of x and y (2 K 2^-23 S each,
+//            as fp16_tolerance) carried through silu and the product:
+//            1.1 |y| Tx + |silu(x)| Ty + 1.1 Tx Ty (|silu'| <= 1.0998) + 2^-20 |ref|.
+// Elements whose reference rounds past 65504 are counted in VerifyResult::overflow (reported:
+// the product overflows FP16 there), and pass only as an Inf of its sign.
+VerifyResult verify_dual_silu(Inputs kind, const __half* out, const float* x, const float* sx, const float* y,
+                              const float* sy, int64_t m, int64_t n, int64_t k);
+// The dual GEMM's reference, rounded to FP32 (what the competition's check compares with after
+// its FP16 rounding): silu(x) * y, x and y as above.
+std::vector<float> dual_silu_reference(const float* x, const float* y, int64_t count);
+
+// The competition's check (torch.allclose(out, ref, rtol=1e-3, atol=1e-3) on FP16 values):
+// |out - FP16_RN(ref)| <= 1e-3 + 1e-3 |FP16_RN(ref)|, NaN failing; an Inf passes only as the same Inf.
+struct CompetitionCheck {
+  int64_t total = 0, outside = 0;
+  double worst_excess = 0;  // max |out - r| - (atol + rtol |r|) over the elements outside
+  int64_t worst_i = -1, worst_j = -1;
+};
+constexpr double kCompetitionRtol = 1e-3, kCompetitionAtol = 1e-3;
+CompetitionCheck competition_check(const __half* out, const float* ref, int64_t m, int64_t n);
+// "competition: ... (rtol = atol = 1e-3)" one line, no newline.
+std::string format_competition_check(const CompetitionCheck& c);
 
 // ---------------------------------------------------------------------------------------------
 // CSV and report formatting (report.cpp)

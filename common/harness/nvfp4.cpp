@@ -221,6 +221,33 @@ Nvfp4Matrix integer_operand(uint64_t seed, uint64_t code_stream, uint64_t scale_
   return q;
 }
 
+// The NVFP4 competition's generator (gpu-mode reference-kernels, problems/nvidia/nvfp4_dual_gemm/
+// reference.py, its final version; docs/15_nvfp4_dual_gemm.md): our own generator, the same
+// distributions. Data: every byte uniform in 0..254 (torch.randint(255)), masked with 0xBB, which
+// keeps each nibble's sign bit and two low bits: codes 0-3 and 8-11, the values 0, 0.5, 1, 1.5 and
+// their negatives, -0 included (the mask, and 255's absence, make them not quite uniform: 0xBB is
+// one byte value short). Scales: UE4M3_RN of a float uniform in [0, 1) with 24 bits
+// (torch.rand(...).to(float8_e4m3fn)): 0 below 2^-10, up to 1.0 (from 0.96875). The scales are
+// drawn per (row, 16-element block) and stored in our blocked layout, which is reference.py's
+// to_blocked() layout and the (32, 4, rest_m, 4, rest_k) permuted tensor it hands to kernels.
+Nvfp4Matrix competition_operand(uint64_t seed, uint64_t byte_stream, uint64_t scale_stream, int64_t rows, int64_t k) {
+  Nvfp4Matrix q;
+  q.rows = rows;
+  q.k = k;
+  q.data.resize(static_cast<size_t>(rows * (k / 2)));
+  uint64_t state = stream_state(seed, byte_stream);
+  for (uint8_t& byte : q.data) byte = static_cast<uint8_t>(below(splitmix64(state), 255) & 0xBBu);
+  q.sf.assign(sf_bytes(static_cast<uint32_t>(rows), static_cast<uint32_t>(k)), 0);
+  state = stream_state(seed, scale_stream);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t kb = 0; kb < k / kNvfp4BlockSize; ++kb) {
+      const float u = std::ldexp(static_cast<float>(splitmix64(state) >> 40), -24);  // [0, 1), 24 bits
+      q.sf[sf_blocked_offset(static_cast<uint32_t>(r), static_cast<uint32_t>(kb), static_cast<uint32_t>(k))] =
+          float_to_ue4m3(u);
+    }
+  return q;
+}
+
 }  // namespace
 
 Nvfp4Operands Nvfp4HostInputs::operands() const {
@@ -229,20 +256,31 @@ Nvfp4Operands Nvfp4HostInputs::operands() const {
   op.b = b.data.data();
   op.sfa = a.sf.data();
   op.sfb = b.sf.data();
+  if (!b2.data.empty()) {
+    op.b2 = b2.data.data();
+    op.sfb2 = b2.sf.data();
+  }
   return op;
 }
 
-Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k) {
+Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k, bool dual) {
   Nvfp4HostInputs in;
   if (kind == Inputs::kInteger) {
     in.a = integer_operand(seed, 0, 2, m, k);
     in.b = integer_operand(seed, 1, 3, n, k);
+    if (dual) in.b2 = integer_operand(seed, 4, 5, n, k);
   } else if (kind == Inputs::kWide) {
     in.a = wide_operand(seed, 0, m, k, "A");
     in.b = wide_operand(seed, 1, n, k, "B");
+    if (dual) in.b2 = wide_operand(seed, 4, n, k, "B2");
+  } else if (kind == Inputs::kCompetition) {
+    in.a = competition_operand(seed, 0, 2, m, k);
+    in.b = competition_operand(seed, 1, 3, n, k);
+    if (dual) in.b2 = competition_operand(seed, 4, 5, n, k);
   } else {
     in.a = random_operand(seed, 0, m, k, "A");
     in.b = random_operand(seed, 1, n, k, "B");
+    if (dual) in.b2 = random_operand(seed, 4, n, k, "B2");
   }
   return in;
 }

@@ -33,15 +33,21 @@ StepPlan plan_of(const StepSpec& spec, const Options& o, int sms) {
 }
 
 void print_problem(const StepSpec& spec, const Options& o, const std::string& device, const StepPlan& plan) {
-  const bool fp4 = spec.operands == Operands::kNVFP4;
+  const bool fp4 = is_nvfp4(spec.operands);
   std::printf("%s: %s\n", program_name(spec).c_str(), spec.title);
   std::printf("device:   %s\n", device.c_str());
-  std::printf("shape:    M=%lld N=%lld K=%lld (C = A * B^T, %s, FP32 accumulation)\n",
+  std::printf("shape:    M=%lld N=%lld K=%lld (%s, %s, FP32 accumulation)\n",
               static_cast<long long>(o.m), static_cast<long long>(o.n),
               static_cast<long long>(o.k),
+              spec.operands == Operands::kNVFP4DualSilu ? "C = silu(A * B1^T) * (A * B2^T)" : "C = A * B^T",
               fp4 ? "NVFP4 in (E2M1, a UE4M3 scale per 16 along K), FP16 out"
                   : "BF16 in and out");
-  if (fp4 && o.inputs == Inputs::kInteger)
+  if (fp4 && o.inputs == Inputs::kCompetition)
+    std::printf(
+        "inputs:   competition: bytes uniform in 0..254 masked with 0xBB (codes 0, +-0.5, +-1, +-1.5), scales "
+        "UE4M3_RN(uniform [0,1)), as the NVFP4 competition's reference.py, seed %llu\n",
+        static_cast<unsigned long long>(o.seed));
+  else if (fp4 && o.inputs == Inputs::kInteger)
     std::printf(
         "inputs:   integer: values 0, +-0.5, +-1, +-2 times block scales 0.5, 1, 2 (exact sums), "
         "seed %llu\n",
@@ -81,7 +87,7 @@ CsvRecord base_record(const StepSpec& spec, const Options& o, const VerifyResult
   r.n = std::to_string(o.n);
   r.k = std::to_string(o.k);
   // The CSV's dtype column names the operand format; an NVFP4 step's output is always FP16.
-  r.dtype = spec.operands == Operands::kNVFP4 ? "nvfp4" : "bf16";
+  r.dtype = is_nvfp4(spec.operands) ? "nvfp4" : "bf16";
   r.inputs = inputs_name(o.inputs);
   if (vr != nullptr) {
     r.max_abs_err = strf("%.6g", vr->max_abs_err);

@@ -285,7 +285,7 @@ int trace_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const 
   // The traced kernel's C: kernel<true> does the arithmetic of kernel<false> in the same order, so
   // it must be the checked launch's C bit for bit.
   std::vector<unsigned char> traced_c(c_bytes);
-  const void* dev_c = spec.operands == Operands::kNVFP4 ? static_cast<const void*>(args.fp4.c) : args.c;
+  const void* dev_c = is_nvfp4(spec.operands) ? static_cast<const void*>(args.fp4.c) : args.c;
   CUDA_CHECK(cudaMemcpyAsync(traced_c.data(), dev_c, c_bytes, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   int rc = 0;
@@ -334,7 +334,7 @@ Timing time_step(const StepSpec& spec, const Options& o, LaunchFn launch, const 
                  const void* checked_c, size_t c_bytes, size_t elem_bytes, int* trace_rc) {
   const Timing ours = time_launches([&] { launch_step(launch, args); }, stream, flush, o.warmup, o.iters);
   std::printf("time:     %.4f ms median of %d launches (L2 flushed) = %.1f TFLOPS\n", ours.median_ms,
-              ours.launches, tflops(o, ours.median_ms));
+              ours.launches, tflops(spec, o, ours.median_ms));
   *trace_rc = o.trace_path.empty() ? 0
                                     : trace_on_gpu(spec, o, launch, args, stream, flush, gpu, ours.median_ms,
                                                    checked_c, c_bytes, elem_bytes);

@@ -27,13 +27,8 @@ double bf16_tolerance(double ref, double s, int64_t k) {
          std::ldexp(1.0, -133);
 }
 
-namespace {
-
-// Adds one element's outcome to `r`. `ok`: the comparison passed; an output that is NaN or Inf
-// fails unless it is exactly the Inf that was expected (`inf_expected`, FP16 overflow). Errors and
-// ratios are taken over finite outputs compared with finite expectations only.
 void tally(VerifyResult& r, int64_t i, int64_t j, double expected, double got, double tol, bool ok,
-           double reference = 0, bool overflow = false, bool inf_expected = false) {
+           double reference, bool overflow, bool inf_expected) {
   if (!std::isfinite(got)) {
     if (!(inf_expected && ok)) {
       ++r.nonfinite;
@@ -55,8 +50,6 @@ void tally(VerifyResult& r, int64_t i, int64_t j, double expected, double got, d
       r.first.push_back({i, j, expected, got, tol, reference, overflow});
   }
 }
-
-}  // namespace
 
 VerifyResult verify(Inputs kind, const __nv_bfloat16* out, const float* ref, const float* s,
                     int64_t m, int64_t n, int64_t k) {

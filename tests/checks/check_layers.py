@@ -17,7 +17,7 @@ LAYERS = [
     ["common/trace", "harness/report", "harness/reference"],
     ["harness/cli", "harness/inputs", "harness/workspace", "harness/capability", "harness/groups"],
     ["harness/verify", "harness/nvfp4"],
-    ["harness/output", "harness/predict_bounds", "harness/grouped_reference"],
+    ["harness/output", "harness/predict_bounds", "harness/grouped_reference", "harness/dual_silu"],
     ["harness/gpu"],
     ["harness/traces", "harness/predict_range"],
     ["harness/gpu_nvfp4", "harness/emulator_run"],

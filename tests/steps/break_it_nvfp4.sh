@@ -1,4 +1,4 @@
-# break_it_nvfp4.sh — the "Break it" cases of the NVFP4 split-K steps 10-13 (docs/10-13),
+# break_it_nvfp4.sh — the "Break it" cases of the NVFP4 steps 10-13 and 15 (docs/10-13, 15),
 # sourced by tests/steps/break_it.sh, whose case_ function and options they use; not run alone.
 
 # step 10 (NVFP4 split-K). S10_ARGS: 2 tiles of 128 x 128 on 8 emulated SMs, 34 k-tiles (the
@@ -167,3 +167,43 @@ KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-multicast-to-the-whole-cluster $S13 "e
           }' '                                    copy_mask);
           }' \
   'sf_bytes, tma_full_bar(s), mc_mask);' 'sf_bytes, tma_full_bar(s), copy_mask);'
+
+# step 15 (the dual GEMM with SiLU). S15_ARGS: 2 x 2 tiles of 128 x 128 (per product), 17 k-tiles
+# (the last of one k-step), integer inputs, on 8 SMs: the plan takes S = 2 (clusters of 2), so
+# every CTA exchanges both accumulators' quarters. The new hazards, each caught at its issue:
+# the second accumulator half over the first (the two MMAs of a k-step write the same TMEM cells
+# unordered); the epilogue waiting for a commit issued before the last k-step's second MMA (its
+# tcgen05.ld of y reads cells that MMA still writes); a slot freed by a commit between the two
+# products (the producer's next copy lands on A while the second MMA reads it; under some seeds
+# the refilled stage's scale copy to TMEM, over the columns that MMA still reads, is reported first).
+S15=steps/step15_nvfp4_dual_gemm.cu
+S15_ARGS="--m 256 --n 256 --k 4160 --inputs integer --sim-sms 8"
+ARGS=$S15_ARGS case_ s15-accumulators-overlap $S15 "every:diag:(its accumulator D) writes TMEM" \
+  'static constexpr uint32_t ACC2_COL = BN;' 'static constexpr uint32_t ACC2_COL = BN / 2;  // "half the columns are enough"'
+ARGS=$S15_ARGS case_ s15-epilogue-before-second-product $S15 "every:diag:tcgen05.ld.32x32b (its source) reads TMEM" \
+  '            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
+                                    accumulate);' '            if (i == my_stages - 1 && j == kts_of_stage(i) - 1 && ks == ksteps_of(kt0 + j) - 1)
+              mma_commit(mainloop_done_bar);  // "x is complete: the epilogue may start"
+            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
+                                    accumulate);' \
+  '      mma_commit(mainloop_done_bar);
+    }' '    }'
+ARGS=$S15_ARGS case_ s15-slot-freed-after-first-product $S15 "diag:(operand A) issued by" \
+  '            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
+                                    accumulate);' '' \
+  '        // One commit after both products'"'"' MMAs: the slot (A, B1, B2 and their scales) is freed only
+        // when the last MMA reading it has completed.
+        mma_commit(mma_done_bar(s));' '        mma_commit(mma_done_bar(s));  // "the slot is free once x has its stage"
+        for (int j = 0; j < kts_of_stage(i); ++j)
+          for (int ks = 0; ks < ksteps_of(kt0 + j); ++ks) {
+            const uint32_t q = uint32_t(j * KSTEPS + ks);
+            const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + q * SF_COLS_PER_KSTEP);
+            const uint32_t sfb2_atom_tmem =
+                tmem_offset(tmem_accum, 0, sf_cols + (2 * KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
+            const uint64_t a_desc =
+                make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            const uint64_t b2_desc =
+                make_smem_desc(b2_tile(s) + j * L::B_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
+                                    i > 0 || j > 0 || ks > 0);
+          }'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_predict.sh — the B200 timing model and the emulator's traces as a user meets them, through
 # the step binaries (built by `make all`; no GPU needed):
-#   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-13 (07, 10-13: NVFP4, K must be a
+#   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-13, 15 (07, 10-13, 15: NVFP4, K must be a
 #     multiple of 64, which 512 is) exits 0 within the time limit and prints exactly one line
 #     "predicted B200: X TFLOPS ..." with X > 0, and one "range: B200 LO - HI TFLOPS" line with
 #     LO <= X <= HI;
@@ -30,8 +30,8 @@ bad() {  # bad WHAT [OUTPUT]
   return 0
 }
 
-# ---------------------------------------------------------------- --predict, steps 01-13
-for n in 01 02 03 04 05 06 07 08 09 10 11 12 13; do
+# ---------------------------------------------------------------- --predict, steps 01-13 and 15
+for n in 01 02 03 04 05 06 07 08 09 10 11 12 13 15; do
   step=step$n
   args=(--predict --m 256 --n 256 --k 512)
   what="$step ${args[*]}"

@@ -476,7 +476,7 @@ TEST_CASE("cpu_reference_nvfp4 on a hand example") {
   for (int i = 16; i < 24; ++i) b.data[static_cast<size_t>(i)] = 0x77;
   b.sf[sf_blocked_offset(0, 0, 32)] = b.sf[sf_blocked_offset(0, 1, 32)] = float_to_ue4m3(1.0f);
   b.sf[sf_blocked_offset(1, 0, 32)] = float_to_ue4m3(448.0f);
-  Nvfp4HostInputs in{a, b};
+  Nvfp4HostInputs in{a, b, {}};
   float ref[2], s[2];
   cpu_reference_nvfp4(in.operands(), 1, 2, 32, ref, s);
   CHECK(ref[0] == 56.0f);

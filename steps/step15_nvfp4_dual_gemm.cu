@@ -1,0 +1,509 @@
+// Step 15 — the gated MLP in one kernel: NVFP4 dual GEMM with SiLU, C = silu(A . B1^T) * (A . B2^T)
+// in FP16, the feed-forward block (SwiGLU) of current LLMs and the NVFP4 competition's third problem.
+//
+// BUILT ON STEP 12
+//   Why step 12: the ranked shapes (M 256 or 512, N 3072 or 4096, K 4096 or 7168) give 48 to 128
+//   output tiles for a B200's 148 SMs, and K is long (16 to 28 k-tiles of 256), so a split along
+//   K must be cheap to reduce (step 12 adds the partials in the cluster, through DSMEM, without a
+//   workspace or a counter) and each k-tile's copies must be few and large (step 11's boxes of two
+//   k-tiles, which step 12 keeps). Step 13's multicast shares only A, a third of the bytes here.
+//   What changes from step 12:
+//   * B1 and B2 (and their scales) are streamed beside A; A is loaded ONCE per stage and read by
+//     both products: per k-step three scale copies to TMEM (SFA, SFB1, SFB2) and two MMAs with the
+//     same A descriptor and scale columns, one into each accumulator. One commit per stage after
+//     both: a slot is freed only when the last MMA that reads its A has completed.
+//   * Two accumulators for the same output tile: x = A . B1^T in TMEM columns [0, BLOCK_N), y =
+//     A . B2^T in [BLOCK_N, 2 BLOCK_N), then the scale columns. BLOCK_N is per product.
+//   * The ring: a stage is A + B1 + B2 + 3 scale blocks (108 KiB at BLOCK_N 128, 76 at 64), and a
+//     stage's scales take 96 TMEM columns: 2 stages of 2 k-tiles fit both memories.
+//   * S = 1 or 2 (no 4: one buffer per quarter then serves as the send buffer, or as the receive
+//     slot of the quarter's owner). A quarter is exchanged with both accumulators' rows.
+//   * The epilogue: x and y summed in split order, C = silu(x) * y in FP32 (silu_f32: expf, a
+//     division), rounded to FP16 and stored with step 12's TMA stores.
+//
+// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N and S with the least
+//   estimate (a stage's six copies, the ring's latency over 2 stages, the last stage's 2 x 8 MMAs,
+//   the exchange of both accumulators, C). The ranked shapes, `./step15 --predict` (us, range):
+//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs   14.10 (9.66 - 19.95)
+//     512 x 4096 x 7168   BLOCK_N 128, S 1, 128 CTAs   20.82 (15.28 - 25.88)
+//     256 x 3072 x 4096   BLOCK_N 128, S 2,  96 CTAs    9.59 (6.43 - 14.98)
+//     512 x 3072 x 7168   BLOCK_N 128, S 1,  96 CTAs   20.50 (15.22 - 25.78)
+//   Forced alternatives were slower in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on the first
+//   shape; one k-tile per stage (4 stages of 54 KiB, 6 copies per k-tile) 15.35 and 24.14 on the
+//   first two. What bounds all four is the ring's latency (2 stages do not cover a TMA round trip);
+//   docs/15_nvfp4_dual_gemm.md compares them with the speed of light and the published entries.
+//
+// CONSTRAINTS
+//   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the
+//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N=64|128 and
+//   TCG_STEP15_SPLITS=1|2 force the plan.
+//
+// RUN
+//   make step15 && ./step15            (B200: real kernel; elsewhere: the emulator, by default
+//                                       256 x 256 x 4160 on 8 SMs, where the plan splits K)
+//   ./step15 --predict --m 256 --n 4096 --k 7168 --inputs competition   (the B200 timing model)
+#include <cmath>
+
+#include "../common/kernel_common.cuh"
+#include "../common/nvfp4_tensor_maps.cuh"
+#include "../common/nvfp4_layout.h"
+#include "../common/nvfp4_plan.h"
+
+namespace TCG_BUILD_NS {
+
+using namespace tcg;
+
+constexpr int BLOCK_M = 128;           // = MMA M: one TMEM lane per output row
+constexpr int BLOCK_K = 256;           // FP4 elements of K per k-tile: one 128-byte swizzle atom row
+constexpr int MMA_K = int(kMxf4K);     // K of one kind::mxf4nvf4 MMA: 64 elements = 32 bytes
+constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per k-tile
+constexpr int KT_PER_STAGE = 2;        // k-tiles per stage, loaded by one box per operand
+constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
+constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
+constexpr int SUB_N = 64;              // C sub-tile: 64 FP16 columns = one 128-byte swizzled row
+constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one epilogue warp
+constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
+constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
+
+constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
+constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
+constexpr uint32_t SF_COLS_PER_KSTEP = 4;  // TMEM columns one atom fills (tcgen05.cp .32x128b.warpx4)
+constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 3 * SF_COLS_PER_KSTEP;  // 96: SFA, SFB1, SFB2
+constexpr uint32_t A_KTILE_BYTES = BLOCK_M * BLOCK_K / 2;  // 128 x 128 B = 16 KiB
+constexpr uint32_t A_STAGE_BYTES = KT_PER_STAGE * A_KTILE_BYTES;  // 32 KiB
+constexpr uint32_t STAGING_BYTES = SUB_M * SUB_N * 2;  // 4 KiB: one 32 x 64 FP16 sub-tile of C
+constexpr uint32_t SBO_SW128 = 8 * 128;
+constexpr uint32_t SBO_SF = 128;
+
+// Everything that depends on BLOCK_N (= MMA N: one TMEM column per output column of EACH product),
+// 128 or 64. Shared memory, offsets from a 1024-byte-aligned base; k-tile j of stage s at
+// a_tile(s) + j * A_KTILE_BYTES (a 3-D box writes its k-tiles one after the other), B1 and B2 likewise.
+// B's scales come in 128-row atoms whatever BLOCK_N: with 64 a CTA loads its tile's whole atom
+// and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
+// an atom in column r / 32: rows 64-127 are columns 2 and 3).
+template <int BN>
+struct Cfg {
+  static constexpr int BLOCK_N = BN;
+  static constexpr uint32_t B_KTILE_BYTES = BN * BLOCK_K / 2;           // 16 or 8 KiB
+  static constexpr uint32_t B_STAGE_BYTES = KT_PER_STAGE * B_KTILE_BYTES;
+  // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
+  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + 3 * SF_STAGE_BYTES;
+  // The two accumulators (2 x BLOCK_N columns), then each stage's scale columns.
+  static constexpr uint32_t ACC_COLS = 2 * BN;
+  static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024) / STAGE_BYTES);   // 2 or 2
+  static constexpr int TMEM_STAGES = int((TMEM_COLS - ACC_COLS) / SF_TMEM_STAGE_COLS);          // 2 or 4
+  static constexpr int NUM_STAGES = SMEM_STAGES < TMEM_STAGES ? SMEM_STAGES : TMEM_STAGES;      // 2
+  static constexpr uint32_t A_TILES = 0;
+  static constexpr uint32_t B1_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
+  static constexpr uint32_t B2_TILES = B1_TILES + NUM_STAGES * B_STAGE_BYTES;
+  static constexpr uint32_t SFA_TILES = B2_TILES + NUM_STAGES * B_STAGE_BYTES;
+  static constexpr uint32_t SFB1_TILES = SFA_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr uint32_t SFB2_TILES = SFB1_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr uint32_t TMA_FULL_BARS = SFB2_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
+  static constexpr uint32_t MAINLOOP_DONE_BAR = MMA_DONE_BARS + NUM_STAGES * 8;
+  static constexpr uint32_t RECV_BARS = MAINLOOP_DONE_BAR + 8;  // one per quarter: its owner's S - 1 copies
+  static constexpr uint32_t TMEM_SLOT = RECV_BARS + 4 * 8;
+  static constexpr uint32_t SMEM_BYTES = TMEM_SLOT + 4;
+  // After the mainloop the ring is free: C staging, then one buffer per quarter (S = 1 or 2): a
+  // quarter this CTA does not own is sent from it, one it owns receives the peer's partial in it.
+  static constexpr int SUBTILES = BN / SUB_N;   // per epilogue warp: 2 or 1
+  static constexpr uint32_t QUARTER_BYTES = 32 * ACC_COLS * 4;  // 32 rows x both accumulators, FP32: 32 or 16 KiB
+  static constexpr uint32_t STAGING = A_TILES;  // C staging: warp q's sub-tiles
+  static constexpr uint32_t QBUF = STAGING + 4 * SUBTILES * STAGING_BYTES;
+  static constexpr uint32_t QBUF_END = QBUF + 4 * QUARTER_BYTES;
+  static constexpr uint32_t ACC2_COL = BN;  // the second accumulator's first column, right after the first's
+  static constexpr uint32_t SF_TMEM_BASE = ACC_COLS;
+  static constexpr uint32_t IDESC = make_idesc_mxf4nvf4(BLOCK_M, BN);
+  static_assert(B_KTILE_BYTES % 1024 == 0 && A_KTILE_BYTES % 1024 == 0 && STAGING_BYTES % 1024 == 0,
+                "128B-swizzled tiles must be 1024-byte aligned");
+  static_assert(4 * SUBTILES * STAGING_BYTES <= NUM_STAGES * A_STAGE_BYTES && QBUF_END <= TMA_FULL_BARS,
+                "C staging and the quarters' buffers fit in the drained ring");
+  static_assert(SMEM_BYTES + kSmemAlignSlack <= SMEM_LIMIT, "exceeds the sm_100 shared-memory limit");
+  static_assert(SF_TMEM_BASE + NUM_STAGES * SF_TMEM_STAGE_COLS <= TMEM_COLS, "TMEM columns");
+  static_assert(is_valid_mxf4_shape_cta1(BLOCK_M, BN) && BN % SUB_N == 0 && BN <= int(kSfAtomRows),
+                "invalid kind::mxf4nvf4 shape, or a tile wider than one scale atom");
+};
+static_assert(Cfg<128>::NUM_STAGES == 2 && Cfg<64>::NUM_STAGES == 2, "the header's stage counts");
+
+// A quarter's 32 rows x BLOCK_N FP32 in shared memory (send and receive buffers) as 16-byte
+// granules, column group first: granule (g, lane) at 16 * (32 g + lane). A warp's 16-byte store
+// or load of one column group covers 512 contiguous bytes: no bank conflicts.
+__host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32_t lane) {
+  return 16u * (col_group * 32 + lane);
+}
+// Which rank of the cluster sums quarter q: ranks own 4 / S consecutive quarters (S = 1 or 2).
+__host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4; }
+
+// The gate: silu(x) = x / (1 + e^-x) in FP32 (expf, not the faster __expf, whose error grows with
+// |x|): e^-x overflows to Inf below x = -88.7 and the quotient is then -0, as silu's limit.
+__host__ __device__ inline float silu_f32(float x) { return x / (1.0f + expf(-x)); }
+
+// The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
+template <int BN, bool kTrace>
+__device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b1,
+                                          const CUtensorMap& tmap_b2, const CUtensorMap& tmap_a3,
+                                          const CUtensorMap& tmap_b1_3d, const CUtensorMap& tmap_b2_3d,
+                                          const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
+                                          const uint8_t* sfb1, const uint8_t* sfb2, __half* c, int m, int n,
+                                          int k, int splits, const TraceBuf& trace_buf) {
+  using L = Cfg<BN>;
+  constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
+  PhaseTrace<kTrace> trace(trace_buf);
+  trace.begin(Phase::kSetup);
+  uint8_t* smem = aligned_smem_base();
+  const uint32_t smem_base = smem_addr(smem);
+  auto a_tile = [&](int s) { return smem_base + L::A_TILES + s * A_STAGE_BYTES; };
+  auto b1_tile = [&](int s) { return smem_base + L::B1_TILES + s * L::B_STAGE_BYTES; };
+  auto b2_tile = [&](int s) { return smem_base + L::B2_TILES + s * L::B_STAGE_BYTES; };
+  auto sfa_tile = [&](int s) { return smem_base + L::SFA_TILES + s * SF_STAGE_BYTES; };
+  auto sfb1_tile = [&](int s) { return smem_base + L::SFB1_TILES + s * SF_STAGE_BYTES; };
+  auto sfb2_tile = [&](int s) { return smem_base + L::SFB2_TILES + s * SF_STAGE_BYTES; };
+  auto tma_full_bar = [&](int s) { return smem_base + L::TMA_FULL_BARS + 8 * s; };
+  auto mma_done_bar = [&](int s) { return smem_base + L::MMA_DONE_BARS + 8 * s; };
+  auto staging = [&](int quarter, int sub) {
+    return smem_base + L::STAGING + (quarter * L::SUBTILES + sub) * STAGING_BYTES;
+  };
+  const uint32_t mainloop_done_bar = smem_base + L::MAINLOOP_DONE_BAR;
+  const uint32_t tmem_slot = smem_base + L::TMEM_SLOT;  // where tcgen05.alloc writes the TMEM address
+  auto recv_bar = [&](int quarter) { return smem_base + L::RECV_BARS + 8 * quarter; };
+  // Quarter q's buffer: its send buffer if a peer owns q, else where the peer's partial lands.
+  auto qbuf = [&](int quarter) { return smem_base + L::QBUF + quarter * L::QUARTER_BYTES; };
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int tiles_n = ceil_div(n, BLOCK_N);
+  const int tiles = ceil_div(m, BLOCK_M) * tiles_n;
+  (void)tiles;
+  // The S CTAs of a tile are consecutive: one cluster, rank = split (cluster dims (S, 1, 1)).
+  const int tile = int(blockIdx.x) / splits, split = int(blockIdx.x) % splits;
+  const int m0 = tile / tiles_n * BLOCK_M, n0 = tile % tiles_n * BLOCK_N;
+
+  if (warp == 1) {
+    tmem_alloc(smem_base + L::TMEM_SLOT, TMEM_COLS);
+    tmem_relinquish_alloc_permit();
+  } else if (warp == 0 && elect_one_sync()) {
+    for (int s = 0; s < NUM_STAGES; ++s) {
+      mbarrier_init(tma_full_bar(s), 1);
+      mbarrier_init(mma_done_bar(s), 1);
+    }
+    mbarrier_init(mainloop_done_bar, 1);
+    for (int q = 0; q < 4; ++q) mbarrier_init(recv_bar(q), 1);  // the owner's expect_tx; S - 1 copies' bytes
+    fence_mbarrier_init();
+  }
+  tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  tcgen05_fence_after_thread_sync();
+  const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);  // x = A . B1^T: columns [0, BN)
+  const uint32_t tmem_accum2 = tmem_offset(tmem_accum, 0, L::ACC2_COL);  // y = A . B2^T: [BN, 2 BN)
+  trace.end(Phase::kSetup);
+
+  const int num_ksteps = k / MMA_K;  // K % 64 == 0
+  const int num_k_tiles = ceil_div(num_ksteps, KSTEPS);
+  const int full_k_tiles = num_ksteps / KSTEPS;  // the k-tiles the 3-D maps cover
+  auto ksteps_of = [&](int kt) { const int left = num_ksteps - kt * KSTEPS; return left < KSTEPS ? left : KSTEPS; };
+  // This split's k-tiles, as step 10: [kt_begin, kt_begin + my_k_tiles), in stages of up to 2.
+  const int per_split = num_k_tiles / splits, extra = num_k_tiles % splits;
+  const int kt_begin = split * per_split + (split < extra ? split : extra);
+  const int my_k_tiles = per_split + (split < extra ? 1 : 0);
+  const int my_stages = ceil_div(my_k_tiles, KT_PER_STAGE);
+  auto kts_of_stage = [&](int i) { const int left = my_k_tiles - i * KT_PER_STAGE; return left < KT_PER_STAGE ? left : KT_PER_STAGE; };
+
+  if (warp == 0) {
+    // ---------------------------------------------------------------- producer (TMA) warp
+    if (elect_one_sync()) {
+      const auto producer_span = trace.span_elected(Phase::kProducer);  // ends with this block
+      const uint32_t sfa_row_block = uint32_t(m0) / kSfAtomRows, sfb_row_block = uint32_t(n0) / kSfAtomRows;
+      uint32_t empty_parity = 1;
+      for (int i = 0; i < my_stages; ++i) {
+        const int kt0 = kt_begin + i * KT_PER_STAGE, kts = kts_of_stage(i), s = i % NUM_STAGES;
+        int ksteps = 0;
+        for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);
+        const uint32_t sf_bytes = uint32_t(ksteps) * kSfAtomBytes;  // one atom per k-step, for each operand
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
+        mbarrier_arrive_expect_tx(tma_full_bar(s),
+                                  uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * sf_bytes);
+        if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {  // one box per operand
+          tma_load_3d(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s));  // A once, for both products
+          tma_load_3d(b1_tile(s), &tmap_b1_3d, 0, n0, kt0, tma_full_bar(s));
+          tma_load_3d(b2_tile(s), &tmap_b2_3d, 0, n0, kt0, tma_full_bar(s));
+        } else {  // a partial or lone k-tile: step 10's boxes, one per k-tile
+          for (int j = 0; j < kts; ++j) {
+            tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
+            tma_load_2d(b1_tile(s) + j * L::B_KTILE_BYTES, &tmap_b1, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+            tma_load_2d(b2_tile(s) + j * L::B_KTILE_BYTES, &tmap_b2, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+          }
+        }
+        const uint32_t sf_k0 = uint32_t(kt0 * KSTEPS);
+        bulk_load(sfa_tile(s), sfa + sf_atom_offset(sfa_row_block, sf_k0, uint32_t(k)), sf_bytes, tma_full_bar(s));
+        bulk_load(sfb1_tile(s), sfb1 + sf_atom_offset(sfb_row_block, sf_k0, uint32_t(k)), sf_bytes, tma_full_bar(s));
+        bulk_load(sfb2_tile(s), sfb2 + sf_atom_offset(sfb_row_block, sf_k0, uint32_t(k)), sf_bytes, tma_full_bar(s));
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.begin_elected(Phase::kDrain);
+      for (int i = my_stages; i < my_stages + NUM_STAGES; ++i) {
+        const int s = i % NUM_STAGES;
+        mbarrier_wait_parity(mma_done_bar(s), empty_parity);
+        if (s == NUM_STAGES - 1) empty_parity ^= 1;
+      }
+      trace.end_elected(Phase::kDrain);
+    }
+  } else if (warp == 1) {
+    // ---------------------------------------------------------------- MMA warp
+    if (elect_one_sync()) {
+      const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
+      uint32_t full_parity = 0;
+      // BLOCK_N = 64: this tile's rows of B are half of a scale atom, columns 2-3 for the odd half.
+      const uint32_t sfb_half_cols = uint32_t(n0) % kSfAtomRows / 32;
+      for (int i = 0; i < my_stages; ++i) {
+        const int kt0 = kt_begin + i * KT_PER_STAGE, s = i % NUM_STAGES;
+        mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
+        tcgen05_fence_after_thread_sync();
+        const uint32_t sf_cols = L::SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
+        for (int j = 0; j < kts_of_stage(i); ++j)
+          for (int ks = 0; ks < ksteps_of(kt0 + j); ++ks) {
+            const uint32_t q = uint32_t(j * KSTEPS + ks);  // k-step of the stage; its scale atoms are the q-th
+            const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + q * SF_COLS_PER_KSTEP);
+            const uint32_t sfb1_atom_tmem =
+                tmem_offset(tmem_accum, 0, sf_cols + (KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
+            const uint32_t sfb2_atom_tmem =
+                tmem_offset(tmem_accum, 0, sf_cols + (2 * KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
+            tcgen05_cp_32x128b_warpx4(sfa_tmem, make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            tcgen05_cp_32x128b_warpx4(sfb1_atom_tmem,
+                                      make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            tcgen05_cp_32x128b_warpx4(sfb2_atom_tmem,
+                                      make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            const uint64_t a_desc =
+                make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            const uint64_t b1_desc =
+                make_smem_desc(b1_tile(s) + j * L::B_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            const uint64_t b2_desc =
+                make_smem_desc(b2_tile(s) + j * L::B_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
+            const bool accumulate = i > 0 || j > 0 || ks > 0;
+            // The same A (descriptor and scales) for both products, each into its own accumulator.
+            mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem, sfb1_atom_tmem + sfb_half_cols,
+                                    accumulate);
+            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
+                                    accumulate);
+          }
+        // One commit after both products' MMAs: the slot (A, B1, B2 and their scales) is freed only
+        // when the last MMA reading it has completed.
+        mma_commit(mma_done_bar(s));
+        if (s == NUM_STAGES - 1) full_parity ^= 1;
+      }
+      mma_commit(mainloop_done_bar);
+    }
+  } else if (splits > 1) {
+    // ---------------------------------------------------------------- epilogue warps 2..5, part 1
+    // After the last MMA: a warp whose quarter another rank sums writes its 32 rows into its send
+    // buffer; the owner's warp arms its receive barrier for the S - 1 copies to come.
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
+    tcgen05_fence_after_thread_sync();
+    const int quarter = warp % 4;
+    if (quarter_owner(quarter, splits) == split) {
+      if (lane == 0) mbarrier_arrive_expect_tx(recv_bar(quarter), uint32_t(splits - 1) * L::QUARTER_BYTES);
+    } else {
+      // Both accumulators' rows: x in column groups [0, BN / 4), y after them (TMEM's order).
+      for (int col = 0; col < int(L::ACC_COLS); col += 16) {
+        uint32_t r[16];
+        tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), r);
+        tmem_wait_ld(r);
+        for (int g = 0; g < 4; ++g)
+          st_shared_v4(qbuf(quarter) + granule_offset(uint32_t(col / 4 + g), uint32_t(lane)), r[4 * g],
+                       r[4 * g + 1], r[4 * g + 2], r[4 * g + 3]);
+      }
+      fence_proxy_async_shared_cta();  // this lane's stores, before the bulk copy's async-proxy read
+    }
+  }
+
+  // S > 1: the cluster barrier. Every thread of every CTA of the tile arrives, the epilogue warps
+  // after their CTA's last MMA completed: from here every CTA's ring may be overwritten by its
+  // peers' copies (its MMAs' reads are complete, not merely ordered), every receive barrier is
+  // armed, and its init is published (fence.mbarrier_init.release.cluster at setup, then this
+  // barrier's wait, PTX ISA §9.7.13.4). Nothing a peer reads was written with plain stores, so the
+  // arrive needs no release: .relaxed spares the GPU-scope membar a releasing arrive costs (388 vs
+  // 49 ns on the H100). The send buffers are this CTA's own: __syncwarp orders them below.
+  if (splits > 1) {
+    tcgen05_fence_before_thread_sync();
+    cluster_arrive_relaxed();
+    cluster_wait();
+    tcgen05_fence_after_thread_sync();
+  }
+
+  if (warp >= 2) {
+    // ---------------------------------------------------------------- epilogue warps 2..5, part 2
+    const auto epilogue_span = trace.span(Phase::kEpilogue);  // ends with this block
+    if (splits == 1) {
+      mbarrier_wait_parity(mainloop_done_bar, 0, trace.span(Phase::kWaitMainloopDone));
+      tcgen05_fence_after_thread_sync();
+    }
+    const int quarter = warp % 4;
+    const int tile_row = quarter * 32 + lane;  // = TMEM lane
+    const int row = m0 + tile_row;
+    const int owner = quarter_owner(quarter, splits);
+    if (owner != split) {
+      // Send: one bulk copy of the quarter (both accumulators) into the owner's buffer of it,
+      // completing there; every lane's fenced stores to the send buffer before lane 0's copy.
+      __syncwarp();
+      if (lane == 0)
+        bulk_copy_smem_to_cluster(mapa_shared_cluster(qbuf(quarter), uint32_t(owner)), qbuf(quarter),
+                                  L::QUARTER_BYTES, mapa_shared_cluster(recv_bar(quarter), uint32_t(owner)));
+    } else {
+      if (splits > 1) {
+        mbarrier_wait_parity(recv_bar(quarter), 0);  // the S - 1 peers' copies have landed
+        tcgen05_fence_after_thread_sync();
+      }
+      // x and y = own + peer's (S = 2; IEEE addition commutes, so the sum is p0 + p1 whichever
+      // rank owns the quarter: bitwise reproducible) or the accumulators (S = 1), 64 columns at a
+      // time; the peer's partials from the quarter's buffer. Then C = silu(x) * y.
+      const uint32_t my_slot = mapa_shared_cluster(qbuf(quarter), uint32_t(split));
+      for (int sub = 0; sub < L::SUBTILES; ++sub) {
+        const int col0 = n0 + sub * SUB_N;
+        // Row `lane` of the warp's sub-tile, 128B-swizzled (chunk j at j ^ (lane % 8)), as step 08;
+        // each buffer is used once, so no store waits for an earlier one. Each 16 columns are
+        // stored as soon as they are gated (the loop stays rolled: silu's expf is long).
+        const uint32_t buf = staging(quarter, sub);
+        for (int c16 = 0; c16 < SUB_N; c16 += 16) {
+          const int col = sub * SUB_N + c16;
+          uint32_t xs[16], ys[16];
+          tmem_ld_32x32b_x16(tmem_offset(tmem_accum, quarter * 32, col), xs);
+          tmem_ld_32x32b_x16(tmem_offset(tmem_accum2, quarter * 32, col), ys);
+          tmem_wait_ld(xs);
+          tmem_wait_ld(ys);
+          float x[16], y[16];
+          for (int e = 0; e < 16; ++e) x[e] = u32_as_float(xs[e]), y[e] = u32_as_float(ys[e]);
+          if (splits == 2) {
+            uint32_t px[16], py[16];
+            for (int g = 0; g < 4; ++g) {
+              ld_shared_cluster_v4(my_slot + granule_offset(uint32_t(col / 4 + g), uint32_t(lane)), px + 4 * g);
+              ld_shared_cluster_v4(my_slot + granule_offset(uint32_t((L::ACC2_COL + col) / 4 + g), uint32_t(lane)),
+                                   py + 4 * g);
+            }
+            for (int e = 0; e < 16; ++e) x[e] += u32_as_float(px[e]), y[e] += u32_as_float(py[e]);
+          }
+          uint32_t r[16];
+          for (int e = 0; e < 16; ++e) {
+            const float gated = silu_f32(x[e]) * y[e];
+            memcpy(&r[e], &gated, 4);
+          }
+          if (!tma_c) {  // N % 8 != 0 or C misaligned: step 10's direct stores
+            store_c_chunk8_f16(c, m, n, row, n0 + col, r);
+            store_c_chunk8_f16(c, m, n, row, n0 + col + 8, r + 8);
+            continue;
+          }
+          for (int h = 0; h < 2; ++h)
+            st_shared_v4(swizzle_addr(buf + uint32_t(lane) * 128 + uint32_t(c16 / 8 + h) * 16, 128),
+                         pack_half2(u32_as_float(r[8 * h + 0]), u32_as_float(r[8 * h + 1])),
+                         pack_half2(u32_as_float(r[8 * h + 2]), u32_as_float(r[8 * h + 3])),
+                         pack_half2(u32_as_float(r[8 * h + 4]), u32_as_float(r[8 * h + 5])),
+                         pack_half2(u32_as_float(r[8 * h + 6]), u32_as_float(r[8 * h + 7])));
+        }
+        if (!tma_c) continue;
+        fence_proxy_async_shared_cta();  // this lane's generic stores, before the async proxy's read
+        tcgen05_fence_before_thread_sync();  // the tcgen05.ld above, before the __syncwarp
+        __syncwarp();
+        tcgen05_fence_after_thread_sync();   // the next sub-tile's tcgen05.ld, after it
+        const int row0 = m0 + quarter * SUB_M;
+        if (lane == STORE_LANE) {
+          if (row0 < m && col0 < n) tma_store_2d(&tmap_c, buf, col0, row0);  // clipped at M and N
+          bulk_commit_group();
+        }
+      }
+      // The CTA's shared memory ends with it: the stores must have read their staging buffers.
+      if (tma_c && lane == STORE_LANE) bulk_wait_group_read<0>();
+    }
+  }
+
+  // Teardown. S > 1: a second cluster barrier, so that no CTA exits (and frees the shared memory
+  // a peer's copy reads or writes) before every receive barrier of the cluster has completed.
+  // Only the order of execution matters here (every owner waited for its copies before arriving),
+  // so this arrive is relaxed too.
+  trace.begin(Phase::kTeardown);
+  tcgen05_fence_before_thread_sync();
+  if (splits > 1) {
+    cluster_arrive_relaxed();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }
+  tcgen05_fence_after_thread_sync();
+  if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
+  trace.end(Phase::kTeardown);
+}
+
+#define TCG_STEP15_PARAMS                                                                                    \
+  const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b1,                   \
+      const __grid_constant__ CUtensorMap tmap_b2, const __grid_constant__ CUtensorMap tmap_a3,              \
+      const __grid_constant__ CUtensorMap tmap_b1_3d, const __grid_constant__ CUtensorMap tmap_b2_3d,        \
+      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb1,       \
+      const uint8_t *sfb2, __half *c, int m, int n, int k, int splits, const __grid_constant__ TraceBuf trace_buf
+#define TCG_STEP15_ARGS \
+  tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_c, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
+// At most one CTA per SM (its ring takes the shared memory): saying so lets ptxas use the registers
+// the gated epilogue needs (without it, it kept 64 and spilled).
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n128(TCG_STEP15_PARAMS) {
+  gemm_body<128, kTrace>(TCG_STEP15_ARGS);
+}
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n64(TCG_STEP15_PARAMS) {
+  gemm_body<64, kTrace>(TCG_STEP15_ARGS);
+}
+
+// The plans this kernel runs; the planner (common/nvfp4_plan.cpp, with b_operands = 2: B1 and B2
+// streamed, two MMAs per k-step, both accumulators exchanged) picks the one the timing model's
+// costs say finishes first: BLOCK_N 64 or 128 (per product), S = 1 or 2 CTAs of a cluster, no
+// multicast. TCG_STEP15_BLOCK_N / TCG_STEP15_SPLITS force them.
+static const nvfp4::PlanRules kPlanRules{"TCG_STEP15_", {64, 128}, {1, 2}, /*max_chosen_splits=*/2, {1},
+                                         KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
+                                         nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/false,
+                                         /*teaches_multicast=*/false, /*b_operands=*/2};
+static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
+  nvfp4::Forced f;
+  f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0);
+  f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
+  return nvfp4::plan(kPlanRules, m, n, k, sms, f);
+}
+static StepPlan plan_line(int m, int n, int k, int sms) {
+  const nvfp4::Plan p = plan_for(m, n, k, sms);
+  return {p.line(), nvfp4::left_out(kPlanRules, p)};
+}
+
+constexpr StepSpec spec{15, "nvfp4_dual_gemm", "NVFP4 dual GEMM, C = silu(A*B1^T) * (A*B2^T), FP16 out",
+                        Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4DualSilu, nullptr, /*cluster_size=*/1,
+                        /*epilogue=*/nullptr, /*repeat=*/true, /*persistent=*/{}, &plan_line,
+                        "  TCG_STEP15_BLOCK_N=64|128   forces BLOCK_N (of each product)\n"
+                        "  TCG_STEP15_SPLITS=1|2       forces S, the CTAs of a cluster (at most one per k-tile)\n",
+                        /*sim_default=*/{256, 256, 4160, 8}};
+
+void launch(const GemmArgs& g) {
+  const Nvfp4Operands& f = g.fp4;
+  if (f.b2 == nullptr || f.sfb2 == nullptr) throw std::invalid_argument("step 15: the dual GEMM needs B2 and SFB2");
+  const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
+  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
+  const CUtensorMap tmap_b1 = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
+  const CUtensorMap tmap_b2 = make_fp4_kmajor_sw128_map(f.b2, g.n, g.k, p.block_n);
+  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M, KT_PER_STAGE);
+  const CUtensorMap tmap_b1_3d = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n, KT_PER_STAGE);
+  const CUtensorMap tmap_b2_3d = make_fp4_kmajor_sw128_map_3d(f.b2, g.n, g.k, p.block_n, KT_PER_STAGE);
+  // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
+  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
+  const CUtensorMap tmap_c = tma_c ? make_f16_c_store_map(f.c, g.m, g.n, SUB_N, SUB_M) : CUtensorMap{};
+  LaunchDims d;
+  d.grid = dim3(unsigned(p.tiles * p.splits));
+  d.block = dim3(NUM_THREADS);
+  d.cluster = dim3(unsigned(p.cluster), 1, 1);
+  if (p.block_n == 64) {
+    d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
+    launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d,
+                  tmap_b2_3d, tmap_c, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
+  } else {
+    d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
+    launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d,
+                  tmap_b2_3d, tmap_c, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
+  }
+}
+
+}  // namespace TCG_BUILD_NS
+
+TCG_STEP_MAIN(spec)

@@ -14,7 +14,7 @@
 #      -> results/model_b200_sweeps.csv
 #   2c. plots/nvfp4_validation.py run: the published NVFP4 kernels and the BF16 ladder against the
 #      model -> results/validation_b200.csv (its BF16 rows from the new model_b200.csv)
-#   2c. plots/dual_gemm.py predict: step 15 at the dual GEMM's four ranked shapes
+#   2d. plots/dual_gemm.py predict: step 15 at the dual GEMM's four ranked shapes
 #      -> results/model_b200_dual_gemm.csv (docs/15_nvfp4_dual_gemm.md's table)
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.

@@ -238,7 +238,8 @@ l2-sweep: $(BUILD)/tests/l2_sweep
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)
 # predict: no GPU needed: the emulator's B200 timing model for steps 01-13, rewrites
-#          results/model_b200.csv, then docs/performance.md (plots/predict.sh)
+#          results/model_b200.csv, then docs/performance.md (plots/predict.sh; PREDICT_JOBS=N
+#          runs at once, default the CPU count)
 # plots:   the charts from the committed CSVs (+ model traces when the binaries can make them):
 #          docs/img/progression*.png, docs/img/timeline_stepNN.png; PLOTS_OUT=DIR writes elsewhere
 PLOTS_OUT ?= docs/img

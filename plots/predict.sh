@@ -25,6 +25,7 @@
 #   --doc FILE      the page [docs/performance.md]
 #   --steps LIST    only these steps, e.g. "01 07" (the CSV keeps the other steps' rows)
 #   --doc-only      skip step 1: rewrite the page from the CSV that is there
+# Environment: PREDICT_JOBS   runs at once, here and in predict_sweeps.sh [the CPU count]
 # Exit codes: 0 done, 1 a run failed, 2 usage error or a binary without --predict.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -59,6 +60,9 @@ mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nv
 if [ "$run" = 1 ]; then
   tmpcsv=$tmpdir/model.csv
   failed=()
+  # The runs go PREDICT_JOBS at a time (default: the CPU count), each into its own files; their
+  # rows and lines are then taken in the order of the list, so the CSV is the same as one at a time.
+  runs=()
   for s in $steps; do
     s=$(printf '%02d' "$((10#$s))")
     bin=$bdir/step$s
@@ -68,26 +72,38 @@ if [ "$run" = 1 ]; then
     else
       shapes=("4096 4096 4096")
     fi
-    for sh in "${shapes[@]}"; do
-      set -- $sh
-      cmd=("$bin" --predict --m "$1" --n "$2" --k "$3" --csv "$tmpcsv")
-      echo "-- ${cmd[*]}"
-      "${cmd[@]}" >"$tmpdir/out" 2>"$tmpdir/err"
-      rc=$?
-      line=$(grep -m1 '^predicted B200:' "$tmpdir/out")
-      if [ "$rc" != 0 ] || [ -z "$line" ]; then
-        cat "$tmpdir/out"; cat "$tmpdir/err" >&2
-        why="exit $rc"; [ -n "$line" ] || why="$why, no 'predicted B200' line"
-        failed+=("step$s ${1}x${2}x${3} ($why)")
-        continue
-      fi
-      echo "   step$s ${1}x${2}x${3}: $line"
-      # The range (--predict's "range:" line): low and high TFLOPS into the CSV's range columns.
-      rline=$(grep -m1 '^range:' "$tmpdir/out")
-      [ -n "$rline" ] && echo "   step$s ${1}x${2}x${3}: $rline" &&
-        sed -E 's/^range: +B200 ([0-9.]+) - ([0-9.]+) TFLOPS.*/\1 \2/' <<<"$rline" |
-        { read -r lo hi; echo "$((10#$s)) $1 $2 $3 $lo $hi" >>"$tmpdir/ranges"; }
-    done
+    for sh in "${shapes[@]}"; do runs+=("$s $sh"); done
+  done
+  jobs_max=${PREDICT_JOBS:-$(nproc 2>/dev/null || echo 1)}
+  [[ $jobs_max =~ ^[1-9][0-9]*$ ]] || { echo "$me: PREDICT_JOBS must be a positive integer, not '$jobs_max'" >&2; exit 2; }
+  for i in "${!runs[@]}"; do
+    set -- ${runs[$i]}
+    cmd=("$bdir/step$1" --predict --m "$2" --n "$3" --k "$4" --csv "$tmpdir/csv.$i")
+    echo "-- ${cmd[*]}"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    { "${cmd[@]}" >"$tmpdir/out.$i" 2>"$tmpdir/err.$i"; echo $? >"$tmpdir/rc.$i"; } &
+  done
+  wait
+  for i in "${!runs[@]}"; do
+    set -- ${runs[$i]}
+    s=$1
+    shift
+    rc=$(cat "$tmpdir/rc.$i" 2>/dev/null || echo "?")
+    line=$(grep -m1 '^predicted B200:' "$tmpdir/out.$i")
+    if [ "$rc" != 0 ] || [ -z "$line" ]; then
+      cat "$tmpdir/out.$i"; cat "$tmpdir/err.$i" >&2
+      why="exit $rc"; [ -n "$line" ] || why="$why, no 'predicted B200' line"
+      failed+=("step$s ${1}x${2}x${3} ($why)")
+      continue
+    fi
+    # One header, then every run's row in the list's order.
+    if [ -s "$tmpcsv" ]; then tail -n +2 "$tmpdir/csv.$i" >>"$tmpcsv"; else cat "$tmpdir/csv.$i" >"$tmpcsv"; fi
+    echo "   step$s ${1}x${2}x${3}: $line"
+    # The range (--predict's "range:" line): low and high TFLOPS into the CSV's range columns.
+    rline=$(grep -m1 '^range:' "$tmpdir/out.$i")
+    [ -n "$rline" ] && echo "   step$s ${1}x${2}x${3}: $rline" &&
+      sed -E 's/^range: +B200 ([0-9.]+) - ([0-9.]+) TFLOPS.*/\1 \2/' <<<"$rline" |
+      { read -r lo hi; echo "$((10#$s)) $1 $2 $3 $lo $hi" >>"$tmpdir/ranges"; }
   done
   if [ ${#failed[@]} -gt 0 ]; then
     echo "$me: failed: ${failed[*]}; $csv left as it was" >&2

@@ -20,6 +20,7 @@
 #   --only SWEEP runs that sweep alone and replaces its rows in the CSV in place, keeping the
 #   other sweeps' rows (e.g. --only nvfp4-levers after a change to steps 10-13, without the
 #   8192^3 runs).
+# Environment: PREDICT_JOBS   runs at once [the CPU count]
 set -u
 cd "$(dirname "$0")/.." || exit 2
 me=plots/predict_sweeps.sh
@@ -46,19 +47,29 @@ unset_knobs=()
 for v in $(compgen -e); do [[ $v == TCG_STEP* ]] && unset_knobs+=(-u "$v"); done
 
 # run_env SWEEP CONFIG STEP M N K [VAR=VALUE ...]: one --predict run, its point and range.
+# The runs go PREDICT_JOBS at a time (default: the CPU count), each into its own files (run I:
+# $tmpdir/*.I); the rows are then taken in the order of the list, as one at a time would write them.
+jobs_max=${PREDICT_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[[ $jobs_max =~ ^[1-9][0-9]*$ ]] || { echo "$me: PREDICT_JOBS must be a positive integer, not '$jobs_max'" >&2; exit 2; }
+n_runs=0
 run_env() {
-  local sweep=$1 config=$2 step=$3 m=$4 n=$5 k=$6 row point fast slow
-  shift 6
-  [ -z "$only" ] || [ "$only" = "$sweep" ] || return 0
-  local bin=$bdir/step$step rowcsv=$tmpdir/row.csv splits=""
-  [ -x "$bin" ] || { echo "$me: $bin: not built" >&2; failed=1; return; }
+  [ -z "$only" ] || [ "$only" = "$1" ] || return 0
+  n_runs=$((n_runs + 1))
+  echo "-- ${*:7}${7:+ }$bdir/step$3 --predict --m $4 --n $5 --k $6"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  run_one "$n_runs" "$@" &
+}
+# run_one I SWEEP CONFIG STEP M N K [VAR=VALUE ...]: writes row.I, or fail.I.
+run_one() {
+  local i=$1 sweep=$2 config=$3 step=$4 m=$5 n=$6 k=$7 row point fast slow
+  shift 7
+  local bin=$bdir/step$step rowcsv=$tmpdir/row.$i.csv log=$tmpdir/log.$i splits=""
+  [ -x "$bin" ] || { echo "$me: $bin: not built" >&2; touch "$tmpdir/fail.$i"; return; }
   [[ " $* " =~ \ TCG_STEP10_SPLITS=([0-9]+)\  ]] && splits=${BASH_REMATCH[1]}
-  rm -f "$rowcsv"
-  echo "-- ${*:+$* }$bin --predict --m $m --n $n --k $k"
-  if ! env "${unset_knobs[@]}" "$@" "$bin" --predict --m "$m" --n "$n" --k "$k" --csv "$rowcsv" >"$tmpdir/log" 2>&1; then
-    cat "$tmpdir/log" >&2; echo "$me: ${*:+$* }step$step ${m}x${n}x${k} failed" >&2; failed=1; return
+  if ! env "${unset_knobs[@]}" "$@" "$bin" --predict --m "$m" --n "$n" --k "$k" --csv "$rowcsv" >"$log" 2>&1; then
+    cat "$log" >&2; echo "$me: ${*:+$* }step$step ${m}x${n}x${k} failed" >&2; touch "$tmpdir/fail.$i"; return
   fi
-  row=$(python3 - "$rowcsv" "$tmpdir/log" <<'EOF'
+  row=$(python3 - "$rowcsv" "$log" <<'EOF'
 import csv, re, sys
 r = list(csv.DictReader(open(sys.argv[1])))[-1]
 # "range:    B200 LO - HI TFLOPS (SLOW - FAST us; ...)" (common/harness/predict_range.cpp)
@@ -68,9 +79,9 @@ if not m:
 print("%s,%.2f,%s,%s" % (r["tflops"], float(r["median_ms"]) * 1000, r["date"], r["git_rev"]), m.group(2), m.group(1),
       sep="\t")
 EOF
-  ) || { failed=1; return; }
+  ) || { touch "$tmpdir/fail.$i"; return; }
   IFS=$'\t' read -r point fast slow <<<"$row"
-  echo "$sweep,$((10#$step)),$m,$n,$k,$splits,$point,$config,$*,$fast,$slow" >>"$out"
+  echo "$sweep,$((10#$step)),$m,$n,$k,$splits,$point,$config,$*,$fast,$slow" >"$tmpdir/row.$i"
 }
 # run SWEEP STEP M N K [SPLITS]: step 10's split sweep and the plain rows (config empty).
 run() {
@@ -119,6 +130,10 @@ while read -r config step knobs; do
   done
 done <<<"$NVFP4_LEVERS"
 
+wait
+for ((i = 1; i <= n_runs; ++i)); do
+  if [ -e "$tmpdir/fail.$i" ] || [ ! -s "$tmpdir/row.$i" ]; then failed=1; else cat "$tmpdir/row.$i" >>"$out"; fi
+done
 if [ $failed != 0 ]; then echo "$me: a run failed; $csv left as it was" >&2; exit 1; fi
 if [ -n "$only" ] && [ -s "$csv" ]; then
   # Keep the other sweeps' rows (under this header: a column they lack is empty); this sweep's

@@ -108,9 +108,18 @@ GemmArgs shape_args(const Options& o) {
   return args;
 }
 
+// The host inputs of one run, made at its first launch and kept for the others: the two launches
+// of the --predict range (predict_range.cpp) use the same kind, seed and shape, so they get the
+// same bytes without generating (for NVFP4, quantising) them again.
+struct RunInputs {
+  std::optional<HostInputs> bf16;
+  std::optional<Nvfp4HostInputs> nvfp4;
+};
+
 // BF16 operands: inputs, launch, CPU reference, verification.
-VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
-  const HostInputs in = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+VerifyResult emulate_bf16(const Options& o, LaunchFn launch, RunInputs& inputs) {
+  if (!inputs.bf16) inputs.bf16 = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  const HostInputs& in = *inputs.bf16;
   // "Device" memory is host memory here; C starts as NaN, as on the GPU.
   std::vector<__nv_bfloat16> out(static_cast<size_t>(o.m * o.n), bf16_from_bits(0xFFFFu));
   const EmuBuffer<__nv_bfloat16> dev_a(in.a.data(), in.a.size(), "A"), dev_b(in.b.data(), in.b.size(), "B");
@@ -138,9 +147,10 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch) {
 // workspace.cpp says; unless timing only, it then runs a second time under another scheduler seed
 // (other CTAs finish first), which must give bitwise the same C and again leave the counters at 0.
 // The dual GEMM (Operands::kNVFP4DualSilu) gets B2 and its scales beside B's, and its own reference.
-VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn launch) {
+VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn launch, RunInputs& inputs) {
   const bool dual = spec.operands == Operands::kNVFP4DualSilu;
-  const Nvfp4HostInputs in = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k, dual);
+  if (!inputs.nvfp4) inputs.nvfp4 = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k, dual);
+  const Nvfp4HostInputs& in = *inputs.nvfp4;
   // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
   std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
   const EmuBuffer<uint8_t> dev_a(in.a.data.data(), in.a.data.size(), "A (packed E2M1)"),
@@ -250,7 +260,9 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
                 "that has it\n",
                 program_name(spec).c_str(), plan.left_out.c_str(), program_name(spec).c_str());
   set_emulator_options(spec, o);
-  const VerifyResult vr = is_nvfp4(spec.operands) ? emulate_nvfp4(spec, o, launch) : emulate_bf16(o, launch);
+  RunInputs inputs;
+  const VerifyResult vr = is_nvfp4(spec.operands) ? emulate_nvfp4(spec, o, launch, inputs)
+                                                  : emulate_bf16(o, launch, inputs);
   const tcsim::Stats st = tcsim::last_stats();
   if (o.predict)
     std::printf("check:    none: timing only, the arithmetic was skipped and C was not computed\n");
@@ -286,10 +298,13 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   // What bounded this launch (predict_bounds.cpp), taken before the range's two launches replace it.
   const tcsim::Bounds bounds = tcsim::last_bounds();
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
-    predict_range(flops, [&] { is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
+    predict_range(flops, [&] {
+      is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch, inputs) : (void)emulate_bf16(o, launch, inputs);
+    });
   if (o.predict && o.trace_path.empty() && o.predict_noise > 0)
-    predict_noise(o.predict_noise, st.model_ns,
-                  [&] { is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch) : (void)emulate_bf16(o, launch); });
+    predict_noise(o.predict_noise, st.model_ns, [&] {
+      is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch, inputs) : (void)emulate_bf16(o, launch, inputs);
+    });
   if (o.predict) print_predict_bounds(bounds, plan.line);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);

@@ -26,15 +26,50 @@ size_t lower(const std::vector<Known>& e, uint32_t agent) {
 }
 }  // namespace
 
+const std::vector<Known>& HbClock::none() {
+  static const std::vector<Known> empty;
+  return empty;
+}
+
+std::vector<Known>& HbClock::own() {
+  if (!p_) p_ = std::make_shared<std::vector<Known>>();
+  else if (p_.use_count() > 1) p_ = std::make_shared<std::vector<Known>>(*p_);
+  return *p_;
+}
+
 const Known* HbClock::find(uint32_t agent) const {
+  if (!p_) return nullptr;
+  const std::vector<Known>& e = *p_;
   const size_t i = lower(e, agent);
   return i < e.size() && e[i].agent == agent ? &e[i] : nullptr;
 }
 
 Known& HbClock::at(uint32_t agent) {
+  std::vector<Known>& e = own();
   const size_t i = lower(e, agent);
   if (i == e.size() || e[i].agent != agent) return *e.insert(e.begin() + long(i), Known{agent, 0, 0, 0, 0, 0});
   return e[i];
+}
+
+namespace {
+// The last raise_ld_waited that had to copy shared entries (as JoinMemo below, for that change).
+struct RaiseMemo {
+  std::shared_ptr<std::vector<Known>> from, to;
+  uint32_t agent = 0, value = 0;
+} g_raise_memo;
+}  // namespace
+
+void HbClock::raise_ld_waited(uint32_t agent, uint32_t v) {
+  const Known* k = find(agent);
+  if (k && k->ld_waited >= v) return;
+  if (p_ && p_ == g_raise_memo.from && agent == g_raise_memo.agent && v == g_raise_memo.value) {
+    p_ = g_raise_memo.to;
+    return;
+  }
+  std::shared_ptr<std::vector<Known>> from = p_ && p_.use_count() > 1 ? p_ : nullptr;
+  Known& w = at(agent);
+  w.ld_waited = std::max(w.ld_waited, v);
+  if (from) g_raise_memo = RaiseMemo{std::move(from), p_, agent, v};
 }
 
 namespace {
@@ -81,25 +116,120 @@ void max_fields(std::vector<Known>& x, const std::vector<Known>& y) {
 }
 }  // namespace
 
+namespace {
+// Is every field of x at most y's (x <= y), and of y at most x's (y <= x)? The agents are the same.
+void compare_fields(const std::vector<Known>& x, const std::vector<Known>& y, bool* x_le_y, bool* y_le_x) {
+  typedef uint32_t V __attribute__((vector_size(16)));
+  const size_t words = x.size() * 6;
+  const unsigned char* a = reinterpret_cast<const unsigned char*>(x.data());
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(y.data());
+  V above{0, 0, 0, 0}, below{0, 0, 0, 0};  // lanes where x > y, where x < y
+  size_t k = 0;
+  for (; k + 4 <= words; k += 4) {
+    V va, vb;
+    std::memcpy(&va, a + 4 * k, 16);
+    std::memcpy(&vb, b + 4 * k, 16);
+    above |= va > vb;
+    below |= va < vb;
+  }
+  bool gt = (above[0] | above[1] | above[2] | above[3]) != 0, lt = (below[0] | below[1] | below[2] | below[3]) != 0;
+  for (; k < words; ++k) {
+    uint32_t wa, wb;
+    std::memcpy(&wa, a + 4 * k, 4);
+    std::memcpy(&wb, b + 4 * k, 4);
+    gt |= wa > wb;
+    lt |= wa < wb;
+  }
+  *x_le_y = !gt;
+  *y_le_x = !lt;
+}
+
+// Would joining o into e change e? (Agents of o missing from e, or a field of o above e's.)
+bool join_changes(const std::vector<Known>& e, const std::vector<Known>& o) {
+  const size_t n = e.size(), m = o.size();
+  const Known* a = e.data();
+  const Known* b = o.data();
+  auto above = [](const Known& x, const Known& y) {  // y has a field above x's
+    return y.epoch > x.epoch || y.issued > x.issued || y.committed > x.committed || y.ld_issued > x.ld_issued ||
+           y.ld_waited > x.ld_waited;
+  };
+  size_t i = 0;
+  if (m * 16 < n) {
+    for (size_t j = 0; j < m; ++j) {
+      i = size_t(std::lower_bound(a + i, a + n, b[j].agent, [](const Known& k, uint32_t x) { return k.agent < x; }) - a);
+      if (i == n || a[i].agent != b[j].agent || above(a[i], b[j])) return true;
+      ++i;
+    }
+    return false;
+  }
+  for (size_t j = 0; j < m; ++j) {
+    while (i < n && a[i].agent < b[j].agent) ++i;
+    if (i == n || a[i].agent != b[j].agent || above(a[i], b[j])) return true;
+    ++i;
+  }
+  return false;
+}
+}  // namespace
+
+namespace {
+// The last join that had to copy shared entries: those entries, the clock joined into them, and
+// the result. The lanes of a warp (the threads of a CTA) that share a clock and acquire the same
+// published one all get the same result: the later ones share it instead of computing it again.
+// Holding the three keeps them unchanged (copy on write), so the same pointers mean the same values.
+struct JoinMemo {
+  std::shared_ptr<std::vector<Known>> from, with, to;
+} g_join_memo;
+}  // namespace
+
 void HbClock::join(const HbClock& o) {
-  if (o.e.empty() || &o == this) return;
-  if (e.empty()) {
-    e = o.e;
+  if (!o.p_ || o.p_->empty() || o.p_ == p_) return;
+  if (!p_ || p_->empty()) {
+    p_ = o.p_;  // equal to o from now on: share its entries
     return;
   }
-  if (same_agents(e, o.e)) {  // the agent fields are equal, so their max is themselves
-    max_fields(e, o.e);
+  if (p_ == g_join_memo.from && o.p_ == g_join_memo.with) {
+    p_ = g_join_memo.to;
     return;
   }
+  if (same_agents(*p_, *o.p_)) {  // the agent fields are equal, so their max is themselves
+    bool le = false, ge = false;
+    compare_fields(*p_, *o.p_, &le, &ge);
+    if (ge) return;     // o adds nothing
+    if (le) {
+      p_ = o.p_;  // the join is o itself
+    } else if (p_.use_count() > 1) {
+      JoinMemo m{p_, o.p_, nullptr};
+      max_fields(own(), *o.p_);
+      m.to = p_;
+      g_join_memo = std::move(m);
+    } else {
+      max_fields(own(), *o.p_);
+    }
+    return;
+  }
+  if (!join_changes(*p_, *o.p_)) return;
+  if (p_.use_count() > 1) {
+    JoinMemo m{p_, o.p_, nullptr};
+    join_into_own(*o.p_);
+    m.to = p_;
+    g_join_memo = std::move(m);
+  } else {
+    join_into_own(*o.p_);
+  }
+}
+
+// The join when it changes this clock's entries (which are its own, or copied first).
+void HbClock::join_into_own(const std::vector<Known>& oe) {
+  std::vector<Known>& e = own();
   // The common case: every agent of `o` is already here (threads that passed the same barriers):
   // in place, in one pass, without allocating. If `o` turns out to know an agent this clock does
   // not, the merge below finishes the job: the entries already raised stay correct (max is
   // idempotent).
   {
     size_t i = 0, j = 0;
-    const size_t n = e.size(), m = o.e.size();
+    const size_t n = e.size(), m = oe.size();
     Known* a = e.data();
-    const Known* b = o.e.data();
+    const Known* b = oe.data();
     if (m * 16 < n) {  // a small clock into a large one (a barrier's few arrivals): search for each
       while (j < m) {
         i = size_t(std::lower_bound(a + i, a + n, b[j].agent, [](const Known& k, uint32_t x) { return k.agent < x; }) - a);
@@ -118,11 +248,11 @@ void HbClock::join(const HbClock& o) {
   // The merge, into one scratch buffer kept from merge to merge, then copied (a clock keeps no
   // spare capacity: there is one per thread).
   static std::vector<Known> scratch;
-  const size_t n = e.size(), m = o.e.size();
+  const size_t n = e.size(), m = oe.size();
   if (scratch.size() < n + m) scratch.resize(n + m);
   Known* r = scratch.data();
   const Known* a = e.data();
-  const Known* b = o.e.data();
+  const Known* b = oe.data();
   size_t i = 0, j = 0, k = 0;
   while (i < n && j < m) {
     if (a[i].agent < b[j].agent) {
@@ -162,7 +292,7 @@ const HbClock& hb_release(Fiber& f) {
 HbClock hb_release_relaxed(Fiber& f) {
   const uint32_t fenced = f.init_fence_epoch;
   HbClock c = hb_release(f);
-  for (Known& k : c.e) k.epoch = 0;
+  for (Known& k : c.own()) k.epoch = 0;
   // fence.mbarrier_init.release.cluster, then this relaxed arrive: a release pattern (PTX ISA §8.9)
   // for the mbarrier inits before the fence. Carrying the fence's epoch orders every earlier access
   // of this thread too, which is looser than the fence (it covers the inits only): a missed report

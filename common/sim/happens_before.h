@@ -18,6 +18,7 @@
 // memory through either proxy, mbarrier initialisation and the exit checks all ask one relation.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace tcsim {
@@ -34,18 +35,32 @@ struct Known {
   uint32_t agent = 0, epoch = 0, issued = 0, committed = 0, ld_issued = 0, ld_waited = 0;
 };
 
-// A sparse vector clock (sorted by agent).
+// A sparse vector clock (sorted by agent). Its entries are shared between copies until one of them
+// changes (copy on write): a copy (a thread's clock before a synchronisation, what a commit or an
+// arrival carries) costs nothing, and a join that would leave a clock equal to the other one takes
+// the other's entries instead, so the threads of a CTA that passed the same barrier hold one set
+// of entries, not one each (tens of thousands of threads take turns: their clocks were most of
+// what a switch to one of them had to fetch from memory).
 struct HbClock {
-  std::vector<Known> e;
   const Known* find(uint32_t agent) const;
-  Known& at(uint32_t agent);
+  Known& at(uint32_t agent);  // the entry, made if missing (the entries become this clock's own)
+  // at(agent).ld_waited raised to at least `v` (a completed tcgen05.wait::ld, tmem_hazards.cpp);
+  // the lanes of a warp that share a clock make the same change, and share its result.
+  void raise_ld_waited(uint32_t agent, uint32_t v);
   void join(const HbClock& o);
-  void clear() { e.clear(); }
+  void clear() { p_.reset(); }
   // Does this clock hold epoch `epoch` of `agent`?
   bool knows(uint32_t agent, uint32_t epoch) const {
     const Known* k = find(agent);
     return k && k->epoch >= epoch;
   }
+  const std::vector<Known>& entries() const { return p_ ? *p_ : none(); }
+  std::vector<Known>& own();  // the entries to change: copied first if another clock shares them
+
+ private:
+  static const std::vector<Known>& none();
+  void join_into_own(const std::vector<Known>& oe);
+  std::shared_ptr<std::vector<Known>> p_;  // null: no entries
 };
 
 // An operation of one thread: its agent and the epoch it happened in.

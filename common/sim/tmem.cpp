@@ -327,7 +327,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
   } args{taddr, regs, &f, shape, num};
   const int nregs = shape == LdShape::k32x32b ? num : 4 * num;
   for (int i = 0; i < nregs; ++i) regs[i] = kTmemPoison;  // registers are undefined until tcgen05.wait::ld
-  collective(name, &args, [&cta, shape, num, name](Collective& c) {
+  collective(name, &args, [&cta, shape, num, nregs, name](Collective& c) {
     const Args* a0 = nullptr;
     for (void* d : c.data)
       if (d) {
@@ -354,6 +354,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     // Ordering against the async tcgen05 operations on these cells (tmem_hazards.cpp): every lane
     // of the warp must be ordered after an MMA that writes them (commit + wait, §9.7.16.6.4.4).
     std::vector<Fiber*> lanes;
+    lanes.reserve(c.data.size());
     for (void* d : c.data)
       if (d) lanes.push_back(static_cast<Args*>(d)->fiber);
     TmemUse src;
@@ -370,6 +371,7 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     cta.pending_lds.push_back(batch);
     batch->cta = &cta;
     batch->at = a0->fiber->at;
+    batch->regs.reserve(lanes.size() * size_t(nregs));  // one allocation, not one per doubling
     for (void* d : c.data) {
       if (!d) continue;
       Args& a = *static_cast<Args*>(d);

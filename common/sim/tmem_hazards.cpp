@@ -54,12 +54,8 @@ std::shared_ptr<const HbClock> tc_commit_clock(Fiber& f) {
 
 void tc_ld_waited(Fiber& f) {
   const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];
-  Known& k = f.hb.at(lane0.agent);
-  k.ld_waited = std::max(k.ld_waited, lane0.ld_waits);
-  if (f.sync_pending_fence) {  // program order: its later tcgen05 operations see it too
-    Known& kf = f.hb_fenced.at(lane0.agent);
-    kf.ld_waited = std::max(kf.ld_waited, lane0.ld_waits);
-  }
+  f.hb.raise_ld_waited(lane0.agent, lane0.ld_waits);
+  if (f.sync_pending_fence) f.hb_fenced.raise_ld_waited(lane0.agent, lane0.ld_waits);  // program order: its later tcgen05 operations see it too
 }
 
 void or_lanes(uint64_t (&lanes)[2], uint32_t lane0, uint32_t n) {

@@ -4,10 +4,10 @@
 #   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
 #                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
 #   progression_nvfp4.png   steps 07 and 10-13 at the competition shapes: model, speed of light, cuBLASLt
-#   timeline_stepNN.png     steps 01-13 and 15: `./stepNN --predict --trace FILE` (the B200 timing model's
+#   timeline_stepNN.png     steps 01-15: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
-#                           on one page); steps 06, 08 and 09 at 4096 x 4096 x 512, so that each CTA pair
+#                           on one page); steps 06, 08, 09 and 14 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048;
 #                           step 10 at 128 x 4096 x 7168 (4 splits), CTAs 0, 32, 64: three of tile 0's splits.
@@ -62,7 +62,7 @@ trace_ctas() {  # the CTAs of step $1's timeline
 
 trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   case $1 in
-    06|08|09) echo "4096 4096 512" ;;
+    06|08|09|14) echo "4096 4096 512" ;;  # step 14: CTAs 0 and 1 are the first pair of a cluster
     07|13) echo "128 7168 2048" ;;  # step 13: MC = 4, BLOCK_N 64, S = 1
     10|11|12) echo "128 4096 7168" ;;  # step 10: S = 4, CTAs 0, 32, 64 are three of tile 0's four splits
     15) echo "256 3072 4096" ;;  # the dual GEMM's third ranked shape: S = 2, CTAs 0 and 1 are tile 0's cluster
@@ -78,7 +78,7 @@ fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
-  for s in 01 02 03 04 05 06 07 08 09 10 11 12 13 15; do
+  for s in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15; do
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin not built (make all)" >&2; fail=1; continue; }
     set -- $(trace_shape "$s")

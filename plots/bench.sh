@@ -106,6 +106,7 @@ fi
 # Steps 07 and 10-13's shapes: the NVFP4 competition shapes of results/published_b200.csv.
 mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
   { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
+nvfp4_steps=" $(python3 plots/results_io.py nvfp4-steps | tr '\n' ' ')" || exit 2  # the steps run at those shapes
 
 # Step 15's: the dual GEMM competition's ranked shapes.
 mapfile -t dual_shapes < <(python3 plots/dual_gemm.py shapes) && [ ${#dual_shapes[@]} -gt 0 ] ||
@@ -120,7 +121,7 @@ for s in $steps; do
   if [ "$s" = 15 ]; then  # the dual GEMM
     runs=()
     for sh in "${dual_shapes[@]}"; do runs+=("$sh competition"); done
-  elif [ "$s" = 07 ] || { [ "$s" -ge 10 ] && [ "$s" != 14 ]; }; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
+  elif [[ $nvfp4_steps == *" $s "* ]]; then  # results_io.py NVFP4_STEPS
     runs=()
     for sh in "${nvfp4_shapes[@]}"; do runs+=("$sh random"); done
   else

@@ -56,6 +56,7 @@ trap 'rm -rf "$tmpdir"' EXIT
 # Steps 07 and 10-13's shapes: the NVFP4 competition shapes of results/published_b200.csv.
 mapfile -t nvfp4_shapes < <(python3 plots/results_io.py nvfp4-shapes) && [ ${#nvfp4_shapes[@]} -gt 0 ] ||
   { echo "$me: no NVFP4 shapes in results/published_b200.csv" >&2; exit 2; }
+nvfp4_steps=" $(python3 plots/results_io.py nvfp4-steps | tr '\n' ' ')" || exit 2  # the steps run at those shapes
 
 if [ "$run" = 1 ]; then
   tmpcsv=$tmpdir/model.csv
@@ -67,7 +68,7 @@ if [ "$run" = 1 ]; then
     s=$(printf '%02d' "$((10#$s))")
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin: not built (run make all, or make predict)" >&2; exit 2; }
-    if [ "$s" = 07 ] || { [ "$s" -ge 10 ] && [ "$s" != 14 ]; }; then  # the NVFP4 steps (results_io.py NVFP4_STEPS)
+    if [[ $nvfp4_steps == *" $s "* ]]; then  # results_io.py NVFP4_STEPS
       shapes=("${nvfp4_shapes[@]}")
     else
       shapes=("4096 4096 4096")

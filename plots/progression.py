@@ -39,7 +39,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_io import (ROOT, MODEL_FILE, NVFP4_STEPS, PUBLISHED_FILE, STEP_TITLES, InputError,  # noqa: E402
-                        Published, read_harness_csv, read_model, row_range, row_tflops, shape_of, step_of,
+                        Published, harness_csv_files, read_harness_csv, read_model, row_range, row_tflops, shape_of, step_of,
                         to_float)
 
 PREFERRED_SHAPE = (4096, 4096, 4096)
@@ -55,18 +55,13 @@ MODEL_LABEL = "B200 timing model (prediction, not a measurement)"
 # ------------------------------------------------------------------------------------------------
 
 def measured_rows(results_dir):
-    """Harness rows of every results_dir/*.csv except the model's (warnings on stderr)."""
+    """Harness rows of every step-run CSV of results_dir (results_io.harness_csv_files)."""
     rows, files = [], []
-    for path in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
-        name = os.path.basename(path)
-        # The model's and the published rows are drawn apart; gpu_check_<gpu>.csv and
-        # micro_<gpu>.csv (make gpu-check, make calibrate) are not step runs.
-        if name in (MODEL_FILE, PUBLISHED_FILE) or name.startswith(("gpu_check_", "micro_")):
-            continue
+    for path in harness_csv_files(results_dir):
         try:
             rows += read_harness_csv(path)
             files.append(path)
-        except InputError as e:
+        except InputError as e:  # a harness CSV of another version: say so
             print("warning: %s, skipped" % e, file=sys.stderr)
     return files, rows
 

@@ -13,29 +13,19 @@ README.md between the lines `<!-- results:begin -->` and `<!-- results:end -->`.
 
 Exit 2 with a one-line message for a bad argument, a missing README marker or an unreadable CSV.
 """
-import glob
 import os
 import sys
 
-from results_io import (MODEL_FILE, ROOT, InputError, read_harness_csv, row_tflops, shape_of,
+from results_io import (ROOT, InputError, harness_csv_files, read_harness_csv, row_tflops, shape_of,
                         step_of, to_float)
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-# Files under results/ that hold harness rows but are not measurements on a GPU.
-NOT_MEASURED = {MODEL_FILE}
 
 
 def measured_rows(results_dir):
     """The newest row of each (gpu, step, shape, inputs), verified rows only, sorted."""
     latest = {}
-    for path in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
-        name = os.path.basename(path)
-        if name in NOT_MEASURED:
-            continue
-        with open(path) as f:
-            first = f.readline().strip()
-        if not first.startswith("step,step_name,gpu,"):
-            continue  # published figures, microbenchmarks, hardware checks: other formats
+    for path in harness_csv_files(results_dir):  # published figures, micros, checks: other formats
         for r in read_harness_csv(path):
             st, sh = step_of(r), shape_of(r)
             if st is None or sh is None or r.get("verified") != "yes":

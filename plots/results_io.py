@@ -7,6 +7,7 @@
     with their source and never measured here; this file is the only place that holds them.
 """
 import csv
+import glob
 import os
 import sys
 
@@ -54,6 +55,22 @@ def to_float(s):
         return float(s)
     except (TypeError, ValueError):
         return None
+
+
+def harness_csv_files(results_dir):
+    """The step-run CSVs of results_dir (make bench, a step's --csv), sorted: every *.csv whose
+    first line starts as the harness's header does, the model's file excepted. Published figures,
+    microbenchmarks, hardware checks, the model's sweeps and validation have other headers: they
+    are not step runs and are left out without a word (one rule for every script)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(results_dir, "*.csv"))):
+        if os.path.basename(path) == MODEL_FILE:
+            continue
+        with open(path, newline="") as f:
+            first = f.readline()
+        if first.startswith(",".join(HEADER[:3]) + ","):
+            out.append(path)
+    return out
 
 
 def read_harness_csv(path, warn=True):
@@ -213,12 +230,18 @@ class Published:
 if __name__ == "__main__":
     # `python3 plots/results_io.py nvfp4-shapes`: the NVFP4 competition shapes, one "M N K" line
     # each, from results/published_b200.csv: the one list plots/bench.sh and plots/predict.sh run.
+    # `results_io.py nvfp4-steps`: NVFP4_STEPS, one two-digit number a line: the steps that
+    # plots/bench.sh and plots/predict.sh run at those shapes (one list, kept here).
     # `results_io.py add-ranges CSV RANGES`: the range columns (plots/predict.sh).
+    if sys.argv[1:] == ["nvfp4-steps"]:
+        for s in NVFP4_STEPS:
+            print("%02d" % s)
+        sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "add-ranges":
         add_ranges(sys.argv[2], sys.argv[3])
         sys.exit(0)
     if sys.argv[1:] != ["nvfp4-shapes"]:
-        sys.exit("usage: results_io.py nvfp4-shapes | add-ranges CSV RANGES")
+        sys.exit("usage: results_io.py nvfp4-shapes | nvfp4-steps | add-ranges CSV RANGES")
     try:
         for m, n, k in Published(os.path.join(ROOT, "results", PUBLISHED_FILE)).nvfp4_shapes():
             print(m, n, k)

@@ -55,7 +55,7 @@ COMMON_OBJS := $(patsubst common/%.cpp,$(BUILD)/common/%.o,$(sort $(wildcard com
 
 .PHONY: all test deps clean ptxas-report check-spills unit-tests emulator-tests break-it-tests list-steps common-objs link-libs gpu-check
 .PHONY: probe-objs nvcc-check
-.PHONY: bench predict plots readme bench-emulator
+.PHONY: bench predict predict-big plots readme bench-emulator
 all: $(STEPS)
 
 $(BUILD) $(BUILD)/common $(BUILD)/harness $(BUILD)/sim $(BUILD)/tests:
@@ -237,9 +237,11 @@ l2-sweep: $(BUILD)/tests/l2_sweep
 # ------------------------------------------------------------------ results, model, charts
 # bench:   on a GPU: every step it can run, standard shapes, rows appended to results/<gpu>.csv
 #          (plots/bench.sh builds first; BENCH_ARGS e.g. --steps "00 07" or --iters 50)
-# predict: no GPU needed: the emulator's B200 timing model for steps 01-13, rewrites
+# predict: no GPU needed: the emulator's B200 timing model for steps 01-15, rewrites
 #          results/model_b200.csv, then docs/performance.md (plots/predict.sh; PREDICT_JOBS=N
 #          runs at once, default the CPU count)
+# predict-big: the model's sweeps too slow for make predict (step 14's levers at 8192^3, about
+#          7 CPU minutes) into results/model_b200_sweeps.csv; then make docs-quotes
 # plots:   the charts from the committed CSVs (+ model traces when the binaries can make them):
 #          docs/img/progression*.png, docs/img/timeline_stepNN.png; PLOTS_OUT=DIR writes elsewhere
 PLOTS_OUT ?= docs/img
@@ -256,6 +258,9 @@ bench-emulator: all
 
 predict: all
 	@bash plots/predict.sh $(PREDICT_ARGS)
+
+predict-big: all
+	@bash plots/predict_sweeps.sh --only bf16-levers-8192
 
 plots: all
 	@bash plots/make_plots.sh --out $(PLOTS_OUT) $(PLOTS_ARGS)

@@ -10,10 +10,18 @@
 #                  off or forced by its environment knobs, step 13 with its multicast forced
 #                  (the table NVFP4_LEVERS below: one line per config, any step, any VAR=VALUE)
 #                                                   (docs/11_nvfp4_wide_copies.md, docs/13_nvfp4_multicast.md)
-# Each row: sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us
+#   bf16-levers    step 14 at 4096^3 with multicast across pairs and the tile order each forced off
+#                  (the table BF16_LEVERS below), with the model's noise (--predict-noise 2)
+#   bf16-levers-8192  the same configs at 8192^3, without the noise; about 7 CPU minutes, so only
+#                  with --only bf16-levers-8192 (make predict-big)  (docs/14_bf16_multicast_l2.md)
+# Each row: sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us,
+# hbm_share,spread_us,plan
 # (splits empty: the step's own choice; config: the row's name in its sweep; env: the VAR=VALUE
 # assignments of the run, space-separated; time_low_us / time_high_us: the range line of
-# --predict, every estimated or H100-carried parameter at its fast / slow end).
+# --predict, every estimated or H100-carried parameter at its fast / slow end; hbm_share: the
+# share of the kernel HBM was busy, from the bounds lines; spread_us: the noise line's spread,
+# empty where the run asked for none; plan: the plan the step printed, in short, where the
+# script knows its form: step 14's "P 4 G 2").
 # plots/sweeps_doc.py prints the pages' tables from it.
 #
 # Usage: plots/predict_sweeps.sh [--bin-dir DIR] [--csv FILE] [--only SWEEP]
@@ -38,7 +46,7 @@ done
 tmpdir=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmpdir"' EXIT
 out=$tmpdir/sweeps.csv
-header="sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us"
+header="sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us,hbm_share,spread_us,plan"
 echo "$header" >"$out"
 failed=0
 # The steps' environment knobs of the caller (e.g. an exported TCG_STEP11_BLOCK_N) stay out of
@@ -46,7 +54,8 @@ failed=0
 unset_knobs=()
 for v in $(compgen -e); do [[ $v == TCG_STEP* ]] && unset_knobs+=(-u "$v"); done
 
-# run_env SWEEP CONFIG STEP M N K [VAR=VALUE ...]: one --predict run, its point and range.
+# run_env SWEEP CONFIG STEP M N K [VAR=VALUE ...]: one --predict run, its point and range (and its
+# noise over $noise_seeds seeded orders where that is set).
 # The runs go PREDICT_JOBS at a time (default: the CPU count), each into its own files (run I:
 # $tmpdir/*.I); the rows are then taken in the order of the list, as one at a time would write them.
 jobs_max=${PREDICT_JOBS:-$(nproc 2>/dev/null || echo 1)}
@@ -59,6 +68,7 @@ run_env() {
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
   run_one "$n_runs" "$@" &
 }
+noise_seeds=""
 # run_one I SWEEP CONFIG STEP M N K [VAR=VALUE ...]: writes row.I, or fail.I.
 run_one() {
   local i=$1 sweep=$2 config=$3 step=$4 m=$5 n=$6 k=$7 row point fast slow
@@ -66,7 +76,8 @@ run_one() {
   local bin=$bdir/step$step rowcsv=$tmpdir/row.$i.csv log=$tmpdir/log.$i splits=""
   [ -x "$bin" ] || { echo "$me: $bin: not built" >&2; touch "$tmpdir/fail.$i"; return; }
   [[ " $* " =~ \ TCG_STEP10_SPLITS=([0-9]+)\  ]] && splits=${BASH_REMATCH[1]}
-  if ! env "${unset_knobs[@]}" "$@" "$bin" --predict --m "$m" --n "$n" --k "$k" --csv "$rowcsv" >"$log" 2>&1; then
+  if ! env "${unset_knobs[@]}" "$@" "$bin" --predict ${noise_seeds:+--predict-noise $noise_seeds} --m "$m" --n "$n" \
+      --k "$k" --csv "$rowcsv" >"$log" 2>&1; then
     cat "$log" >&2; echo "$me: ${*:+$* }step$step ${m}x${n}x${k} failed" >&2; touch "$tmpdir/fail.$i"; return
   fi
   row=$(python3 - "$rowcsv" "$log" <<'EOF'
@@ -76,12 +87,19 @@ r = list(csv.DictReader(open(sys.argv[1])))[-1]
 m = re.search(r"^range: .*\(([0-9.]+) - ([0-9.]+) us", open(sys.argv[2]).read(), re.M)
 if not m:
     sys.exit("no range: line in the --predict output")
+log = open(sys.argv[2]).read()
+# "          busy, ...; chip: L2 reads 44%, ..., HBM 12%, ..." and "noise:    LO - HI us (spread S us, ...)"
+hbm = re.search(r"chip: .*\bHBM ([0-9]+)%", log)
+spread = re.search(r"^noise: .*\(spread ([0-9.]+) us", log, re.M)
+# step 14: "plan:     P 4 (clusters of 8 CTAs, B multicast), G 2 (supergroups), ..."
+plan = re.search(r"^plan: +P ([0-9]+) .*?, G ([0-9]+) ", log, re.M)
 print("%s,%.2f,%s,%s" % (r["tflops"], float(r["median_ms"]) * 1000, r["date"], r["git_rev"]), m.group(2), m.group(1),
-      sep="\t")
+      hbm.group(1) if hbm else "", spread.group(1) if spread else "",
+      "P %s G %s" % plan.groups() if plan else "", sep="|")  # not a tab: read would merge empty fields
 EOF
   ) || { touch "$tmpdir/fail.$i"; return; }
-  IFS=$'\t' read -r point fast slow <<<"$row"
-  echo "$sweep,$((10#$step)),$m,$n,$k,$splits,$point,$config,$*,$fast,$slow" >"$tmpdir/row.$i"
+  IFS='|' read -r point fast slow hbm spread plan <<<"$row"
+  echo "$sweep,$((10#$step)),$m,$n,$k,$splits,$point,$config,$*,$fast,$slow,$hbm,$spread,$plan" >"$tmpdir/row.$i"
 }
 # run SWEEP STEP M N K [SPLITS]: step 10's split sweep and the plain rows (config empty).
 run() {
@@ -129,6 +147,30 @@ while read -r config step knobs; do
     run_env nvfp4-levers "$config" "$step" $shape $knobs
   done
 done <<<"$NVFP4_LEVERS"
+
+# Step 14's levers (docs/14's table): CONFIG STEP [VAR=VALUE ...]; "neither" is step 09's kernel
+# (one pair per cluster, tiles row after row), p2 a smaller cluster than the plan's at 4096^3.
+BF16_LEVERS='
+neither      14 TCG_STEP14_PAIRS=1 TCG_STEP14_GROUP=1
+order        14 TCG_STEP14_PAIRS=1
+multicast    14 TCG_STEP14_GROUP=1
+step14       14
+p2           14 TCG_STEP14_PAIRS=2
+'
+noise_seeds=2
+while read -r config step knobs; do
+  [ -n "$config" ] || continue
+  # shellcheck disable=SC2086  # the knobs split into words on purpose
+  run_env bf16-levers "$config" "$step" 4096 4096 4096 $knobs
+done <<<"$BF16_LEVERS"
+noise_seeds=""
+if [ "$only" = bf16-levers-8192 ]; then
+  while read -r config step knobs; do
+    [ -n "$config" ] && [ "$config" != p2 ] || continue
+    # shellcheck disable=SC2086
+    run_env bf16-levers-8192 "$config" "$step" 8192 8192 8192 $knobs
+  done <<<"$BF16_LEVERS"
+fi
 
 wait
 for ((i = 1; i <= n_runs; ++i)); do

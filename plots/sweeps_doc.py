@@ -13,6 +13,9 @@ The pages include them as `<!-- quote md: python3 plots/sweeps_doc.py TABLE -->`
                 beside speed of light, cuBLASLt and the competition entry (published_b200.csv)
   nvfp4-lever-gains  from the same rows: what each of step 11's levers saves alone (from none of
                 them) and last (from the other two to all three), at the point and at both ends
+  bf16-levers   step 14's levers (sweeps bf16-levers and bf16-levers-8192): multicast across
+                pairs and the tile order, each alone and both, at 4096^3 and 8192^3, with the
+                plan that ran and HBM's busy share
 
   python3 plots/sweeps_doc.py TABLE [--csv FILE] [--model FILE]
 """
@@ -269,10 +272,73 @@ def nvfp4_lever_gains(rows):
     return L
 
 
+# bf16-levers: the page's name of each config of plots/predict_sweeps.sh's BF16_LEVERS.
+BF16_LABELS = {
+    "neither": "neither (step 09's kernel)",
+    "order": "order alone",
+    "multicast": "multicast alone",
+    "step14": "**both (step 14's plan)**",
+    "p2": "both, P = 2 forced",
+    "step09": "[step 09](09_clc_scheduler.md) itself (its order: groups of 8 pair rows)",
+}
+
+
+def bf16_levers(rows, model_path):
+    by = {}
+    for r in rows:
+        if r["sweep"] in ("bf16-levers", "bf16-levers-8192"):
+            by[(r["config"], int(r["m"]))] = r
+    configs = []
+    for (c, _m) in by:
+        if c not in configs:
+            configs.append(c)
+    # Step 09 itself beside them: 4096^3 from the main table, 8192^3 from the sweep "big".
+    for r in (read(model_path) if os.path.exists(model_path) else []):
+        if r["step"].lstrip("0") == "9" and r["m"] == r["n"] == r["k"] == "4096":
+            by[("step09", 4096)] = dict(r, time_us="%.2f" % (float(r["median_ms"]) * 1e3),
+                                        time_low_us="%.2f" % (2 * 4096.0 ** 3 / float(r["tflops_high"]) / 1e6),
+                                        time_high_us="%.2f" % (2 * 4096.0 ** 3 / float(r["tflops_low"]) / 1e6),
+                                        spread_us="", plan="", env="")
+    big9 = find([r for r in rows if r["sweep"] == "big"], step=9, m=8192)
+    if big9:
+        by[("step09", 8192)] = big9
+    if ("step09", 4096) in by or ("step09", 8192) in by:
+        configs.append("step09")
+
+    def tflops_cell(r):
+        if not r:
+            return "—"
+        flops = 2.0 * int(r["m"]) * int(r["n"]) * int(r["k"])
+        t = float(r["time_us"])
+        noise = ""
+        if r.get("spread_us"):
+            # half the spread of the point's time, as TFLOPS at the point
+            noise = " ±%.0f" % (flops / (t - float(r["spread_us"]) / 2) / 1e6 - flops / t / 1e6)
+        return "%.0f%s (%.0f-%.0f)" % (float(r["tflops"]), noise, flops / float(r["time_high_us"]) / 1e6,
+                                       flops / float(r["time_low_us"]) / 1e6)
+
+    L = ["| lever | knobs | 4096³ | plan | 8192³ | plan | HBM busy at 8192³ |", "|---|---|---:|---|---:|---|---:|"]
+    for c in configs:
+        a, b = by.get((c, 4096)), by.get((c, 8192))
+        first = a or b
+        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            BF16_LABELS.get(c, c), knobs(first), tflops_cell(a), (a or {}).get("plan") or "—", tflops_cell(b),
+            (b or {}).get("plan") or "—", ("%s%%" % b["hbm_share"]) if b and b.get("hbm_share") else "—"))
+    used = [r for r in by.values()]
+    L += ["", "TFLOPS: the B200 timing model's point ± half its noise spread at 4096³ (the point over issue order "
+          "and 2 seeded orders of equal-time events; none was run at 8192³) and its range (every estimated or "
+          "H100-carried parameter at its slow and at its fast end); `KNOBS ./step14 --predict --m S --n S --k S` "
+          "with each knob as `TCG_STEP14_KNOB=VALUE` (\"—\": the step's own plan); step 09's 4096³ row is "
+          "[results/model_b200.csv](../results/model_b200.csv)'s. " + provenance([r for r in used if "sweep" in r]) +
+          " (`bash plots/predict_sweeps.sh --only bf16-levers`; the 8192³ rows, about 7 CPU minutes: "
+          "`make predict-big`)."]
+    return L
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("table", choices=["step08-k", "step09-big", "step10-splits", "nvfp4", "nvfp4-levers",
-                                          "nvfp4-lever-gains"])
+                                          "nvfp4-lever-gains", "bf16-levers"])
     ap.add_argument("--csv", default=os.path.join(ROOT, "results", "model_b200_sweeps.csv"))
     ap.add_argument("--model", default=os.path.join(ROOT, "results", "model_b200.csv"))
     ap.add_argument("--configs", help="nvfp4-levers: only these configs, comma-separated (e.g. step12,mc2,step13)")
@@ -292,6 +358,8 @@ def main():
         L = nvfp4_levers(rows, a.configs.split(",") if a.configs else None)
     elif a.table == "nvfp4-lever-gains":
         L = nvfp4_lever_gains(rows)
+    elif a.table == "bf16-levers":
+        L = bf16_levers(rows, a.model)
     else:
         L = step10_splits(rows)
     print("\n".join(L))

@@ -34,10 +34,12 @@
 set -u
 cd "$(dirname "$0")/.."
 passed=0 failed=0
-suite() {  # suite NAME COMMAND...
-  local name=$1; shift
+times=()
+suite() {  # suite NAME COMMAND...  (its wall seconds go to the closing summary: CI's budget is 15 min)
+  local name=$1 t0=$SECONDS; shift
   echo "==== $name"
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "==== $name FAILED"; fi
+  times+=("$(printf '%5d s  %s' $((SECONDS - t0)) "$name")")
 }
 suite "register spills" make --no-print-directory check-spills
 suite "SASS contents" bash tests/checks/check_sass.sh
@@ -61,5 +63,6 @@ suite "break the emulator: the tcgen05 probes notice" bash tests/gpu/break_probe
 suite "plots" bash plots/check_plots.sh
 suite "citations: every source public, every references.md link resolves" python3 tests/checks/check_citations.py
 suite "quoted outputs and line numbers in the pages" python3 tests/checks/docs_quotes.py --check
+echo "wall time per suite:"; printf '  %s\n' "${times[@]}"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]

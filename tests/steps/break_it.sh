@@ -42,9 +42,43 @@ run_seed=""
 if [ "${1:-}" = --run ]; then run_seed=${3:?usage: break_it.sh --run NAME SEED}; build_only=1; shift; fi
 filter=${1:-}
 passed=0 failed=0
+# In the plain test mode the cases run BREAK_IT_JOBS at a time (default: the CPU count; each
+# builds and runs its own binary under build/break_it/), their lines printed in the order of the
+# cases; --build-only, --diff and --run take one case at a time.
+jobs_max=${BREAK_IT_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[[ $jobs_max =~ ^[1-9][0-9]*$ ]] || { echo "break_it.sh: BREAK_IT_JOBS must be a positive integer, not '$jobs_max'"; exit 2; }
+parallel=0
+[ "$build_only" = 0 ] && [ "$jobs_max" -gt 1 ] && parallel=1
+n_cases=0
+if [ $parallel = 1 ]; then
+  par_dir=$(mktemp -d) || exit 2
+  trap 'rm -rf "$par_dir"' EXIT
+fi
 
-# case NAME SOURCE EXPECT OLD NEW [OLD2 NEW2 ...]
+# case_ NAME SOURCE EXPECT OLD NEW [OLD2 NEW2 ...]: in parallel, case_one in a subshell whose
+# lines and counts go to files that collect_cases prints and adds up at the end.
 case_() {
+  [[ -n "$filter" && "$1" != *"$filter"* ]] && return
+  if [ $parallel = 0 ]; then case_one "$@"; return; fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  local i=$n_cases
+  n_cases=$((n_cases + 1))
+  ( passed=0 failed=0; case_one "$@"; echo "$passed $failed" >"$par_dir/count.$i" ) >"$par_dir/out.$i" 2>&1 &
+}
+collect_cases() {
+  wait
+  local i p f
+  for ((i = 0; i < n_cases; ++i)); do
+    cat "$par_dir/out.$i"
+    if read -r p f <"$par_dir/count.$i" 2>/dev/null; then
+      passed=$((passed + p)) failed=$((failed + f))
+    else
+      failed=$((failed + 1)); echo "FAIL  case $i: its subshell left no count"
+    fi
+  done
+}
+
+case_one() {
   local name=$1 src=$2 expect=$3
   shift 3
   [[ -n "$filter" && "$name" != *"$filter"* ]] && return
@@ -499,5 +533,6 @@ KNOBS=$S14_KNOBS ARGS=$S14_ARGS case_ s14-exit-before-peer-pairs-commits $S14 "e
 # Steps 10-13 (NVFP4 split-K, wide copies, cluster reduction, multicast): their own file.
 source tests/steps/break_it_nvfp4.sh
 
+[ $parallel = 1 ] && collect_cases
 [ $diff_only = 1 ] || [ -n "$run_seed" ] || echo "break-it cases: $passed passed, $failed failed"
 [ "$failed" = 0 ] && { [ "$passed" -gt 0 ] || [ $build_only = 0 ]; }

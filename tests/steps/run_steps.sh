@@ -26,8 +26,33 @@
 # tiles, the adversarial seeds 4 and 8 (canceled clusters handed out out of launch order), integer
 # inputs bitwise, random inputs under seeds 1, 2, 3 (and 5, 8).
 # Prints one line per run and a closing "N passed, N failed" line; exits 1 on any failure.
+# Several steps run RUN_STEPS_JOBS at a time (default: the CPU count; each emulator run uses one
+# core), one process per step, their lines printed in the order of the arguments.
 set -u
 cd "$(dirname "$0")/../.."
+jobs_max=${RUN_STEPS_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[[ $jobs_max =~ ^[1-9][0-9]*$ ]] || { echo "run_steps.sh: RUN_STEPS_JOBS must be a positive integer, not '$jobs_max'"; exit 2; }
+if [ $# -gt 1 ] && [ "$jobs_max" -gt 1 ]; then
+  tmp=$(mktemp -d) || exit 2
+  trap 'rm -rf "$tmp"' EXIT
+  steps=("$@")
+  # The later steps are the longer ones: start them first, so the last to finish is a short one.
+  for ((i = ${#steps[@]} - 1; i >= 0; --i)); do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    { RUN_STEPS_JOBS=1 bash "$0" "${steps[$i]}" >"$tmp/out.$i" 2>&1; echo $? >"$tmp/rc.$i"; } &
+  done
+  wait
+  total_passed=0 total_failed=0 rc=0
+  for i in "${!steps[@]}"; do
+    grep -v '^emulator step runs: ' "$tmp/out.$i"
+    line=$(grep '^emulator step runs: ' "$tmp/out.$i")
+    [[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]] &&
+      total_passed=$((total_passed + BASH_REMATCH[1])) total_failed=$((total_failed + BASH_REMATCH[2]))
+    [ "$(cat "$tmp/rc.$i" 2>/dev/null)" = 0 ] || rc=1
+  done
+  echo "emulator step runs: $total_passed passed, $total_failed failed ($# steps, $jobs_max at a time)"
+  exit $rc
+fi
 PAIR_STEPS=" step05 step06 step08 step09 "   # add later 2-SM steps here
 PERSISTENT_STEPS=" step06 step08 "     # grid from the SM count (tcg::num_sms(), --sim-sms in the emulator)
 TMA_STORE_STEPS=" step08 step09 "  # epilogue through TMA stores: only when N % 8 == 0 (else step 06's stores)

@@ -95,6 +95,40 @@ def run(cmd, rc_want):
     return _cache[key]
 
 
+def prefetch(files):
+    """Runs the quotes' commands of `files` DOCS_QUOTES_JOBS at a time (default: the CPU count) into
+    run()'s cache, so that the pages are then checked or written from it in their order. The
+    Break-it cases they name are built first, one at a time; the commands naming the same case
+    run one after the other (break_it.sh --run rebuilds a stale binary in place). A command that
+    fails here is left out of the cache and fails again, with its message, in its page's turn."""
+    import concurrent.futures
+    cmds = []
+    for f in files:
+        for line in open(f, encoding="utf-8"):
+            q = QUOTE.match(line.rstrip("\n"))
+            if q:
+                opt = q.group(1)
+                key = (q.group(2), 0 if opt == "md" else int(opt[3:]) if opt and opt.startswith("rc=") else None)
+                if key not in cmds:
+                    cmds.append(key)
+    groups = {}
+    for cmd, rc in cmds:
+        ensure_break_it(cmd)
+        m = re.search(r"break_it\.sh +(?:--\S+ +)*([A-Za-z0-9_-]+)", cmd)
+        groups.setdefault(m.group(1) if m else cmd, []).append((cmd, rc))
+
+    def run_group(group):
+        for cmd, rc in group:
+            try:
+                run(cmd, rc)
+            except SystemExit:
+                pass
+
+    jobs = int(os.environ.get("DOCS_QUOTES_JOBS") or os.cpu_count() or 1)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+        list(ex.map(run_group, groups.values()))
+
+
 def line_of(path, text):
     ensure_break_it(path)
     full = os.path.join(ROOT, path)
@@ -228,6 +262,7 @@ def main(argv):
     write = argv[1] == "--write"
     files = argv[2:] or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
     diffs, quotes = [], 0
+    prefetch([os.path.abspath(f) for f in files])
     for f in files:
         f = os.path.abspath(f)
         text = open(f, encoding="utf-8").read()

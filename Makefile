@@ -240,8 +240,9 @@ l2-sweep: $(BUILD)/tests/l2_sweep
 # predict: no GPU needed: the emulator's B200 timing model for steps 01-15, rewrites
 #          results/model_b200.csv, then docs/performance.md (plots/predict.sh; PREDICT_JOBS=N
 #          runs at once, default the CPU count)
-# predict-big: the model's sweeps too slow for make predict (step 14's levers at 8192^3, about
-#          7 CPU minutes) into results/model_b200_sweeps.csv; then make docs-quotes
+# predict-big: the model's sweeps too slow for make predict (step 14's levers at 4096^3 with the
+#          noise and at 8192^3, about 11 CPU minutes) into results/model_b200_sweeps.csv; then
+#          make docs-quotes
 # plots:   the charts from the committed CSVs (+ model traces when the binaries can make them):
 #          docs/img/progression*.png, docs/img/timeline_stepNN.png; PLOTS_OUT=DIR writes elsewhere
 PLOTS_OUT ?= docs/img
@@ -260,7 +261,7 @@ predict: all
 	@bash plots/predict.sh $(PREDICT_ARGS)
 
 predict-big: all
-	@bash plots/predict_sweeps.sh --only bf16-levers-8192
+	@bash plots/predict_sweeps.sh --only bf16-levers
 
 plots: all
 	@bash plots/make_plots.sh --out $(PLOTS_OUT) $(PLOTS_ARGS)

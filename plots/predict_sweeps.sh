@@ -10,10 +10,10 @@
 #                  off or forced by its environment knobs, step 13 with its multicast forced
 #                  (the table NVFP4_LEVERS below: one line per config, any step, any VAR=VALUE)
 #                                                   (docs/11_nvfp4_wide_copies.md, docs/13_nvfp4_multicast.md)
-#   bf16-levers    step 14 at 4096^3 with multicast across pairs and the tile order each forced off
-#                  (the table BF16_LEVERS below), with the model's noise (--predict-noise 2)
-#   bf16-levers-8192  the same configs at 8192^3, without the noise; about 7 CPU minutes, so only
-#                  with --only bf16-levers-8192 (make predict-big)  (docs/14_bf16_multicast_l2.md)
+#   bf16-levers    step 14 with multicast across pairs and the tile order each forced off (the
+#                  table BF16_LEVERS below) at 4096^3, with the model's noise (--predict-noise 2),
+#                  and at 8192^3 without it; about 11 CPU minutes, so only with --only bf16-levers
+#                  (make predict-big), not in a full run           (docs/14_bf16_multicast_l2.md)
 # Each row: sweep,step,m,n,k,splits,tflops,time_us,date,git_rev,config,env,time_low_us,time_high_us,
 # hbm_share,spread_us,plan
 # (splits empty: the step's own choice; config: the row's name in its sweep; env: the VAR=VALUE
@@ -157,18 +157,18 @@ multicast    14 TCG_STEP14_GROUP=1
 step14       14
 p2           14 TCG_STEP14_PAIRS=2
 '
-noise_seeds=2
-while read -r config step knobs; do
-  [ -n "$config" ] || continue
-  # shellcheck disable=SC2086  # the knobs split into words on purpose
-  run_env bf16-levers "$config" "$step" 4096 4096 4096 $knobs
-done <<<"$BF16_LEVERS"
-noise_seeds=""
-if [ "$only" = bf16-levers-8192 ]; then
+if [ "$only" = bf16-levers ]; then
+  noise_seeds=2
+  while read -r config step knobs; do
+    [ -n "$config" ] || continue
+    # shellcheck disable=SC2086  # the knobs split into words on purpose
+    run_env bf16-levers "$config" "$step" 4096 4096 4096 $knobs
+  done <<<"$BF16_LEVERS"
+  noise_seeds=""
   while read -r config step knobs; do
     [ -n "$config" ] && [ "$config" != p2 ] || continue
     # shellcheck disable=SC2086
-    run_env bf16-levers-8192 "$config" "$step" 8192 8192 8192 $knobs
+    run_env bf16-levers "$config" "$step" 8192 8192 8192 $knobs
   done <<<"$BF16_LEVERS"
 fi
 
@@ -177,17 +177,19 @@ for ((i = 1; i <= n_runs; ++i)); do
   if [ -e "$tmpdir/fail.$i" ] || [ ! -s "$tmpdir/row.$i" ]; then failed=1; else cat "$tmpdir/row.$i" >>"$out"; fi
 done
 if [ $failed != 0 ]; then echo "$me: a run failed; $csv left as it was" >&2; exit 1; fi
-if [ -n "$only" ] && [ -s "$csv" ]; then
-  # Keep the other sweeps' rows (under this header: a column they lack is empty); this sweep's
-  # new rows take the place of its old ones (the end, for a new sweep).
+if [ -s "$csv" ]; then
+  # Keep the rows of the sweeps this run did not run (bf16-levers in a full run; every other sweep
+  # with --only), under this header (a column they lack is empty); a sweep that ran replaces its
+  # old rows where they stood (at the end, for a new sweep).
   python3 - "$csv" "$out" "$only" <<'EOF' || { echo "$me: cannot merge into $csv" >&2; exit 1; }
 import csv, sys
-old_path, new_path, sweep = sys.argv[1:]
+old_path, new_path, only = sys.argv[1:]
 new = list(csv.DictReader(open(new_path, newline="")))
 cols = open(new_path).readline().strip().split(",")
+ran = {only} if only else {r["sweep"] for r in new}
 rows, placed = [], False
 for r in csv.DictReader(open(old_path, newline="")):
-    if r["sweep"] != sweep:
+    if r["sweep"] not in ran:
         rows.append(r)
     elif not placed:
         rows += new

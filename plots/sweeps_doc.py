@@ -13,7 +13,7 @@ The pages include them as `<!-- quote md: python3 plots/sweeps_doc.py TABLE -->`
                 beside speed of light, cuBLASLt and the competition entry (published_b200.csv)
   nvfp4-lever-gains  from the same rows: what each of step 11's levers saves alone (from none of
                 them) and last (from the other two to all three), at the point and at both ends
-  bf16-levers   step 14's levers (sweeps bf16-levers and bf16-levers-8192): multicast across
+  bf16-levers   step 14's levers (sweep bf16-levers, make predict-big): multicast across
                 pairs and the tile order, each alone and both, at 4096^3 and 8192^3, with the
                 plan that ran and HBM's busy share
 
@@ -286,7 +286,7 @@ BF16_LABELS = {
 def bf16_levers(rows, model_path):
     by = {}
     for r in rows:
-        if r["sweep"] in ("bf16-levers", "bf16-levers-8192"):
+        if r["sweep"] == "bf16-levers":
             by[(r["config"], int(r["m"]))] = r
     configs = []
     for (c, _m) in by:
@@ -329,9 +329,8 @@ def bf16_levers(rows, model_path):
           "and 2 seeded orders of equal-time events; none was run at 8192³) and its range (every estimated or "
           "H100-carried parameter at its slow and at its fast end); `KNOBS ./step14 --predict --m S --n S --k S` "
           "with each knob as `TCG_STEP14_KNOB=VALUE` (\"—\": the step's own plan); step 09's 4096³ row is "
-          "[results/model_b200.csv](../results/model_b200.csv)'s. " + provenance([r for r in used if "sweep" in r]) +
-          " (`bash plots/predict_sweeps.sh --only bf16-levers`; the 8192³ rows, about 7 CPU minutes: "
-          "`make predict-big`)."]
+          "[results/model_b200.csv](../results/model_b200.csv)'s. " + provenance([r for r in used if r.get("sweep") == "bf16-levers"]) +
+          " (`make predict-big`, about 11 CPU minutes: not part of `make predict`)."]
     return L
 
 

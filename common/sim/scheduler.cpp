@@ -122,12 +122,17 @@ void set_runnable(Fiber* f) {
   f->ready = nullptr;
   f->waits_on = nullptr;
   if (f->run_idx < 0) {
-    f->run_idx = int(s.runnable.size());
-    s.runnable.push_back(f);
     if (s.timed) {
+      // The timing model picks threads from the event queue, never from `runnable`: only their
+      // number is kept (a removal from the list would touch another thread's line).
+      f->run_idx = 0;
+      s.timed_runnable++;
       f->t = std::max(f->t, s.now);  // woken by an event at `now`, or created at its CTA's start
       heap_push(s, f->t, 0, f, ++f->heap_stamp);
+      return;
     }
+    f->run_idx = int(s.runnable.size());
+    s.runnable.push_back(f);
   }
 }
 
@@ -135,6 +140,11 @@ namespace {
 void unset_runnable(Fiber* f) {
   Scheduler& s = *g_sched;
   if (f->run_idx < 0) return;
+  if (s.timed) {
+    s.timed_runnable--;
+    f->run_idx = -1;
+    return;
+  }
   Fiber* last = s.runnable.back();
   s.runnable[size_t(f->run_idx)] = last;
   last->run_idx = f->run_idx;
@@ -504,7 +514,14 @@ void begin_thread_event(Scheduler& s, const Scheduler::Event& e) {
   g_heartbeat.fetch_add(1, std::memory_order_relaxed);
   drop_stale_events(s);
   s.horizon = (s.events.empty() ? e.f->t : std::max(e.f->t, s.events.front().t)) + kLookaheadNs;
-  if (!s.events.empty() && s.events.front().kind == 0) prefetch_fiber(s.events.front().f);
+  if (!s.events.empty() && s.events.front().kind == 0) {
+    prefetch_fiber(s.events.front().f);
+    // The events after it (the other lanes of a warp woken together): the line their validity
+    // check reads, fetched one event early so that check does not wait for memory.
+    s.events.for_next(2, [](const Scheduler::Event& n) {
+      if (n.kind == 0) __builtin_prefetch(n.f);
+    });
+  }
 }
 
 void run_grid_timed(Scheduler& s) {
@@ -521,7 +538,7 @@ void run_grid_timed(Scheduler& s) {
     }
     while (!s.events.empty() && !valid(s.events.front())) pop();
     if (s.events.empty()) {
-      if (s.runnable.empty() && s.async_ops.empty() && s.tc_busy.empty()) {
+      if (s.timed_runnable == 0 && s.async_ops.empty() && s.tc_busy.empty()) {
         if (s.clusters.empty() && s.next_cluster == s.num_clusters) return;
         throw SimError(deadlock_report(s));
       }

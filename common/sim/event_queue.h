@@ -38,10 +38,16 @@ class EventQueue {
     return b.ev[b.head];
   }
   // The events that follow front() at its time (up to n of them), for prefetching.
+  // The candidates for the event after front(): the next of its bucket, and the first of the
+  // buckets that are the heap's children of the root (the next times).
   template <class F>
-  void for_next(size_t n, F&& f) const {
+  void for_next(F&& f) const {
     const Bucket& b = buckets_[heap_.front().id];
-    for (size_t i = b.head + 1; i < b.ev.size() && i <= b.head + n; ++i) f(b.ev[i]);
+    if (b.head + 1 < b.ev.size()) f(b.ev[b.head + 1]);
+    for (size_t i = 1; i < 3 && i < heap_.size(); ++i) {
+      const Bucket& c = buckets_[heap_[i].id];
+      f(c.ev[c.head]);
+    }
   }
   void push(const Event& e) {
     const uint64_t key = key_of(e.t);

@@ -148,6 +148,10 @@ struct PendingLd {
 // One warp's tcgen05.ld: read from TMEM at a point the scheduler chooses between the issue and
 // the warp's tcgen05.wait::ld (which forces it if it has not happened yet).
 struct LdBatch {
+  LdBatch();   // takes a register list from a pool (tmem.cpp): one per warp-wide load, reused
+  ~LdBatch();  // gives it back
+  LdBatch(const LdBatch&) = delete;
+  LdBatch& operator=(const LdBatch&) = delete;
   Cta* cta;
   SrcLoc at;
   std::vector<PendingLd> regs;

@@ -516,9 +516,9 @@ void begin_thread_event(Scheduler& s, const Scheduler::Event& e) {
   s.horizon = (s.events.empty() ? e.f->t : std::max(e.f->t, s.events.front().t)) + kLookaheadNs;
   if (!s.events.empty() && s.events.front().kind == 0) {
     prefetch_fiber(s.events.front().f);
-    // The events after it (the other lanes of a warp woken together): the line their validity
-    // check reads, fetched one event early so that check does not wait for memory.
-    s.events.for_next(2, [](const Scheduler::Event& n) {
+    // The events that may come after it: the line their validity check reads, fetched one event
+    // early so that the check does not wait for memory.
+    s.events.for_next([](const Scheduler::Event& n) {
       if (n.kind == 0) __builtin_prefetch(n.f);
     });
   }

@@ -37,8 +37,24 @@ class EventQueue {
     const Bucket& b = buckets_[heap_.front().id];
     return b.ev[b.head];
   }
+  // The events that follow front() at its time (up to n of them), for prefetching.
+  // The candidates for the event after front(): the next of its bucket, and the first of the
+  // buckets that are the heap's children of the root (the next times).
+  template <class F>
+  void for_next(F&& f) const {
+    const Bucket& b = buckets_[heap_.front().id];
+    if (b.head + 1 < b.ev.size()) f(b.ev[b.head + 1]);
+    for (size_t i = 1; i < 3 && i < heap_.size(); ++i) {
+      const Bucket& c = buckets_[heap_[i].id];
+      f(c.ev[c.head]);
+    }
+  }
   void push(const Event& e) {
     const uint64_t key = key_of(e.t);
+    if (has_last_ && key == last_key_) {  // the same time as the last push (a notify's lanes)
+      buckets_[last_id_].ev.push_back(e);
+      return;
+    }
     auto it = index_.find(key);
     uint32_t id;
     if (it != index_.end()) {
@@ -56,6 +72,9 @@ class EventQueue {
       std::push_heap(heap_.begin(), heap_.end(), later);
     }
     buckets_[id].ev.push_back(e);
+    has_last_ = true;
+    last_key_ = key;
+    last_id_ = id;
   }
   Event pop() {  // not empty()
     const uint32_t id = heap_.front().id;
@@ -65,6 +84,7 @@ class EventQueue {
       std::pop_heap(heap_.begin(), heap_.end(), later);
       heap_.pop_back();
       index_.erase(key_of(e.t));
+      if (id == last_id_) has_last_ = false;
       b.ev.clear();
       b.head = 0;
       free_.push_back(id);
@@ -95,6 +115,10 @@ class EventQueue {
   std::vector<uint32_t> free_;
   std::vector<Top> heap_;
   std::unordered_map<uint64_t, uint32_t> index_;  // time (bits) -> its bucket
+  // The bucket of the last push while it lives: a push at the same time skips the index.
+  bool has_last_ = false;
+  uint64_t last_key_ = 0;
+  uint32_t last_id_ = 0;
 };
 
 }  // namespace detail

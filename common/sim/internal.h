@@ -148,6 +148,10 @@ struct PendingLd {
 // One warp's tcgen05.ld: read from TMEM at a point the scheduler chooses between the issue and
 // the warp's tcgen05.wait::ld (which forces it if it has not happened yet).
 struct LdBatch {
+  LdBatch();   // takes a register list from a pool (tmem.cpp): one per warp-wide load, reused
+  ~LdBatch();  // gives it back
+  LdBatch(const LdBatch&) = delete;
+  LdBatch& operator=(const LdBatch&) = delete;
   Cta* cta;
   SrcLoc at;
   std::vector<PendingLd> regs;
@@ -184,13 +188,19 @@ enum class FState { kRunnable, kBlocked, kDone };
 
 struct Fiber {
   FiberContext ctx;  // where it resumes (fiber_switch.h); made to start at fiber_entry on its stack
+  // What the timing model's run loop reads of a thread for each of its events (is the event
+  // current, when does it run), kept in the cache line of ctx: one line to fetch per event.
+  FState state = FState::kBlocked;         // made runnable when the launch starts
+  int run_idx = -1;                        // position in Scheduler::runnable (timed: 0), -1 if not there
+  // Timing model (timing.cpp): the stamp of this thread's valid entry in the event queue, and its
+  // clock (ns since the launch).
+  uint64_t heap_stamp = 0;
+  double t = 0;
   void* stack = nullptr;
   const uint64_t* canary = nullptr;  // a slab stack's canary word (scheduler.cpp); none: a guarded stack
   ThreadVars vars{};
   int tid = 0, warp = 0, lane = 0;
   Cta* cta = nullptr;
-  FState state = FState::kBlocked;         // made runnable when the launch starts
-  int run_idx = -1;                        // position in Scheduler::runnable, -1 if not there
   bool has_tc_ops = false;                 // listed in Scheduler::tc_busy
   std::function<bool()> ready;             // while blocked: may it continue?
   std::function<std::string()> waits_on;   // while blocked: what for (deadlock report)
@@ -222,11 +232,9 @@ struct Fiber {
   uint32_t tc_issued = 0, tc_commits = 0, lds_issued = 0, ld_waits = 0;
   // barrier.cluster: arrivals made, waits completed (an arrive must be followed by a wait).
   uint32_t cluster_arrivals = 0, cluster_waits = 0;
-  // Timing model (timing.cpp): this thread's clock (ns since the launch), the stamp of its valid
-  // entry in the event queue, the completion time of its last tcgen05 operation (they complete
-  // in order), and what it records for the trace (lane 0 of a traced CTA's warp).
-  double t = 0;
-  uint64_t heap_stamp = 0;
+  // Timing model (timing.cpp): besides t and heap_stamp (above), the completion time of its last
+  // tcgen05 operation (they complete in order), and what it records for the trace (lane 0 of a
+  // traced CTA's warp).
   double tc_last = 0;
   bool traced = false;
   const char* wait_label = nullptr;  // what the next block_until waits for (trace span name)
@@ -397,6 +405,7 @@ struct Scheduler {
   WaitQueue tmem_waiters;          // tcgen05.alloc waiting for TMEM columns to be freed
   std::vector<AsyncOp> async_ops;  // copies, remote arrivals, tcgen05.ld reads: complete in any order
   std::vector<Fiber*> runnable;    // fibers that may run now (order irrelevant: picks are random)
+  size_t timed_runnable = 0;       // their number under the timing model (which keeps no list)
   std::vector<Fiber*> tc_busy;     // fibers with queued tcgen05 operations
   bool retire_pending = false;     // a cluster finished: retire it on the scheduler's stack
   // Admission can only succeed at the start and after a retirement (nothing else frees an SM's

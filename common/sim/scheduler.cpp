@@ -88,12 +88,15 @@ std::string who(const Fiber& f) {
   fail("tcsim: " + kind + "\n  " + who(f) + " at " + loc(f.at) + ":\n  " + detail);
 }
 
+bool hand_off(Scheduler& s, Fiber* from);  // below, with the timing model's run loop
+
 void yield() {
   Scheduler& s = *g_sched;
   Fiber* f = s.cur;
   // Under the timing model a thread that is still runnable goes back into the event heap at
   // its own clock (a blocked one is put back by set_runnable when it is woken).
   if (s.timed && f->state == FState::kRunnable && f->run_idx >= 0) heap_push(s, f->t, 0, f, ++f->heap_stamp);
+  if (s.timed && hand_off(s, f)) return;  // resumed by another thread's hand_off or the loop
   fiber_switch(f->ctx, s.main_ctx);
 }
 
@@ -119,12 +122,17 @@ void set_runnable(Fiber* f) {
   f->ready = nullptr;
   f->waits_on = nullptr;
   if (f->run_idx < 0) {
-    f->run_idx = int(s.runnable.size());
-    s.runnable.push_back(f);
     if (s.timed) {
+      // The timing model picks threads from the event queue, never from `runnable`: only their
+      // number is kept (a removal from the list would touch another thread's line).
+      f->run_idx = 0;
+      s.timed_runnable++;
       f->t = std::max(f->t, s.now);  // woken by an event at `now`, or created at its CTA's start
       heap_push(s, f->t, 0, f, ++f->heap_stamp);
+      return;
     }
+    f->run_idx = int(s.runnable.size());
+    s.runnable.push_back(f);
   }
 }
 
@@ -132,6 +140,11 @@ namespace {
 void unset_runnable(Fiber* f) {
   Scheduler& s = *g_sched;
   if (f->run_idx < 0) return;
+  if (s.timed) {
+    s.timed_runnable--;
+    f->run_idx = -1;
+    return;
+  }
   Fiber* last = s.runnable.back();
   s.runnable[size_t(f->run_idx)] = last;
   last->run_idx = f->run_idx;
@@ -441,13 +454,19 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
 namespace {
 // Runs fiber f until it switches back, then checks the canary of its stack if it has no guard
 // page.
+bool canary_ok(const Fiber* f) { return f->state == FState::kDone || !f->canary || *f->canary == kCanary; }
+
+// Runs fiber f until a fiber switches back to the scheduler (f itself, or, under the timing
+// model, a fiber that f or its successors handed the CPU to: hand_off), then checks the canary of
+// that fiber's stack if it has no guard page.
 void switch_to(Scheduler& s, Fiber* f) {
   s.cur = f;
   g_stats.fiber_switches++;
   fiber_switch(s.main_ctx, f->ctx);
+  Fiber* back = s.cur;  // the fiber that switched to the scheduler
   s.cur = nullptr;
-  if (f->state != FState::kDone && f->canary && *f->canary != kCanary)
-    throw SimError("tcsim: fiber stack overflow in " + who(*f) + " near " + loc(f->at) + " (more than " +
+  if (!canary_ok(back))
+    throw SimError("tcsim: fiber stack overflow in " + who(*back) + " near " + loc(back->at) + " (more than " +
                    std::to_string(kStackBytes / 1024) + " KiB of stack)");
 }
 
@@ -468,21 +487,47 @@ void prefetch_fiber(const Fiber* f) {
 
 // The timing model's run loop: always the earliest event (thread, asynchronous operation,
 // tcgen05 queue head); equal times in issue order. Deterministic: no seed is involved.
+// Timed, async_ops is in issue order, so sorted by seq (push_async appends, every removal keeps
+// the order): an operation is found by binary search. An event whose operation was completed
+// another way (a releasing cluster arrive, a retired cluster) finds none.
+std::vector<AsyncOp>::iterator find_async(Scheduler& s, uint64_t seq) {
+  auto it = std::lower_bound(s.async_ops.begin(), s.async_ops.end(), seq,
+                             [](const AsyncOp& o, uint64_t q) { return o.seq < q; });
+  return it != s.async_ops.end() && it->seq == seq ? it : s.async_ops.end();
+}
+
+bool valid_event(Scheduler& s, const Scheduler::Event& e) {
+  if (e.kind == 0) return e.f->run_idx >= 0 && e.f->heap_stamp == e.stamp && e.f->state == FState::kRunnable;
+  if (e.kind == 2) return !e.f->tc_ops.empty() && e.f->tc_ops.front().seq == e.stamp;
+  return find_async(s, e.stamp) != s.async_ops.end();
+}
+
+void drop_stale_events(Scheduler& s) {
+  while (!s.events.empty() && !valid_event(s, s.events.front())) s.events.pop();
+}
+
+// The thread event e was just taken from the queue: its thread may run up to the next event (plus
+// the lookahead); the memory that next one's switch will touch is fetched meanwhile.
+void begin_thread_event(Scheduler& s, const Scheduler::Event& e) {
+  s.now = std::max(s.now, e.t);
+  s.end = std::max(s.end, s.now);
+  g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+  drop_stale_events(s);
+  s.horizon = (s.events.empty() ? e.f->t : std::max(e.f->t, s.events.front().t)) + kLookaheadNs;
+  if (!s.events.empty() && s.events.front().kind == 0) {
+    prefetch_fiber(s.events.front().f);
+    // The events that may come after it: the line their validity check reads, fetched one event
+    // early so that the check does not wait for memory.
+    s.events.for_next([](const Scheduler::Event& n) {
+      if (n.kind == 0) __builtin_prefetch(n.f);
+    });
+  }
+}
+
 void run_grid_timed(Scheduler& s) {
   auto pop = [&s]() { return s.events.pop(); };
-  // Timed, async_ops is in issue order, so sorted by seq (push_async appends, every removal keeps
-  // the order): an operation is found by binary search. An event whose operation was completed
-  // another way (a releasing cluster arrive, a retired cluster) finds none.
-  auto find_async = [&s](uint64_t seq) {
-    auto it = std::lower_bound(s.async_ops.begin(), s.async_ops.end(), seq,
-                               [](const AsyncOp& o, uint64_t q) { return o.seq < q; });
-    return it != s.async_ops.end() && it->seq == seq ? it : s.async_ops.end();
-  };
-  auto valid = [&s, &find_async](const Scheduler::Event& e) {
-    if (e.kind == 0) return e.f->run_idx >= 0 && e.f->heap_stamp == e.stamp && e.f->state == FState::kRunnable;
-    if (e.kind == 2) return !e.f->tc_ops.empty() && e.f->tc_ops.front().seq == e.stamp;
-    return find_async(e.stamp) != s.async_ops.end();
-  };
+  auto find_async = [&s](uint64_t seq) { return detail::find_async(s, seq); };
+  auto valid = [&s](const Scheduler::Event& e) { return valid_event(s, e); };
   for (;;) {
     if (s.failed) throw SimError(s.error);
     if (s.retire_pending) retire_clusters(s);
@@ -493,17 +538,22 @@ void run_grid_timed(Scheduler& s) {
     }
     while (!s.events.empty() && !valid(s.events.front())) pop();
     if (s.events.empty()) {
-      if (s.runnable.empty() && s.async_ops.empty() && s.tc_busy.empty()) {
+      if (s.timed_runnable == 0 && s.async_ops.empty() && s.tc_busy.empty()) {
         if (s.clusters.empty() && s.next_cluster == s.num_clusters) return;
         throw SimError(deadlock_report(s));
       }
       throw SimError("tcsim: internal error: runnable work without a timing-model event");
     }
     const Scheduler::Event e = pop();
+    if (e.kind == 0) {
+      begin_thread_event(s, e);
+      switch_to(s, e.f);
+      continue;
+    }
     s.now = std::max(s.now, e.t);
     s.end = std::max(s.end, s.now);
     g_heartbeat.fetch_add(1, std::memory_order_relaxed);
-    if (e.kind == 1 || e.kind == 2) {
+    {
       AsyncOp op;
       if (e.kind == 2) {
         Fiber& f = *e.f;
@@ -522,16 +572,27 @@ void run_grid_timed(Scheduler& s) {
       }
       op.run();
       if (s.failed) throw SimError(s.error);
-      continue;
     }
-    Fiber* f = e.f;
-    while (!s.events.empty() && !valid(s.events.front())) pop();
-    s.horizon = (s.events.empty() ? f->t : std::max(f->t, s.events.front().t)) + kLookaheadNs;
-    if (!s.events.empty() && s.events.front().kind == 0) prefetch_fiber(s.events.front().f);
-    switch_to(s, f);
   }
 }
 }  // namespace
+
+// Timing model: the running thread stops (yields or blocks). When the scheduler's loop would
+// next do nothing but take a thread event from the queue (no failure, no cluster to retire or
+// admit, the earliest valid event a thread's), that thread is resumed from here, one switch
+// instead of two through the scheduler's stack; the events are taken in the same order, so the
+// run is the same. Otherwise (and in the seeded, untimed mode) the thread returns to the loop.
+bool hand_off(Scheduler& s, Fiber* from) {
+  if (s.failed || s.retire_pending || s.admit_pending || !canary_ok(from)) return false;
+  drop_stale_events(s);
+  if (s.events.empty() || s.events.front().kind != 0) return false;
+  const Scheduler::Event e = s.events.pop();
+  begin_thread_event(s, e);
+  s.cur = e.f;
+  g_stats.fiber_switches++;
+  if (e.f != from) fiber_switch(from->ctx, e.f->ctx);  // the earliest event may be its own
+  return true;
+}
 
 void run_grid(Scheduler& s) {
   if (s.timed) return run_grid_timed(s);

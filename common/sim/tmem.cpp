@@ -308,6 +308,26 @@ void tmem_relinquish(int cta_group, SrcLoc at) {
   }, /*full_warp=*/true);
 }
 
+namespace detail {
+namespace {
+// Register lists of finished loads, kept with their capacity: a launch issues a load per warp
+// and 16 columns, each list a few KiB, which malloc would otherwise find and free every time.
+std::vector<std::vector<PendingLd>> g_ld_regs_pool;
+constexpr size_t kLdRegsPoolMax = 4096;
+}  // namespace
+LdBatch::LdBatch() {
+  if (!g_ld_regs_pool.empty()) {
+    regs = std::move(g_ld_regs_pool.back());
+    g_ld_regs_pool.pop_back();
+  }
+}
+LdBatch::~LdBatch() {
+  if (regs.capacity() == 0 || g_ld_regs_pool.size() >= kLdRegsPoolMax) return;
+  regs.clear();
+  g_ld_regs_pool.push_back(std::move(regs));
+}
+}  // namespace detail
+
 void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) {
   tick(at);
   tcgen05_op("tcgen05.ld");
@@ -353,8 +373,8 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     tmem_check_range(cta, lane0, nlanes, col0, ncols, name);
     // Ordering against the async tcgen05 operations on these cells (tmem_hazards.cpp): every lane
     // of the warp must be ordered after an MMA that writes them (commit + wait, §9.7.16.6.4.4).
-    std::vector<Fiber*> lanes;
-    lanes.reserve(c.data.size());
+    static std::vector<Fiber*> lanes;  // reused: tc_issue reads it during the call only
+    lanes.clear();
     for (void* d : c.data)
       if (d) lanes.push_back(static_cast<Args*>(d)->fiber);
     TmemUse src;

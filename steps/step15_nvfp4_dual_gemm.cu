@@ -333,27 +333,33 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
                 make_smem_desc(b2_tile(s) + j * L::B_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
             const bool accumulate = i > 0 || j > 0 || ks > 0;
             // The same A (descriptor and scales) for both products, each into its own accumulator.
-            if constexpr (PAIR) {
+            if constexpr (PAIR) {  // over the pair: 256 rows, each CTA's TMEM gets its 128
               mma_mxf4nvf4_block16_ss_2sm(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem,
                                           sfb1_atom_tmem + sfb_half_cols, accumulate);
               mma_mxf4nvf4_block16_ss_2sm(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem,
                                           sfb2_atom_tmem + sfb_half_cols, accumulate);
-            } else {
-              mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem, sfb1_atom_tmem + sfb_half_cols,
-                                      accumulate);
-              mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
-                                      accumulate);
+              continue;
             }
+            mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem, sfb1_atom_tmem + sfb_half_cols,
+                                    accumulate);
+            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
+                                    accumulate);
           }
+        if constexpr (PAIR) {  // to both CTAs of the pair: each producer waits for its own slot
+          mma_commit_2sm_multicast(mma_done_bar(s), uint16_t(0b11u << leader));
+          if (s == NUM_STAGES - 1) full_parity ^= 1;
+          continue;
+        }
         // One commit after both products' MMAs: the slot (A, B1, B2 and their scales) is freed only
         // when the last MMA reading it has completed.
-        // PAIR: to both CTAs (each producer waits for its own slot, each epilogue for its rows).
-        if constexpr (PAIR) mma_commit_2sm_multicast(mma_done_bar(s), uint16_t(0b11u << leader));
-        else mma_commit(mma_done_bar(s));
+        mma_commit(mma_done_bar(s));
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
-      if constexpr (PAIR) mma_commit_2sm_multicast(mainloop_done_bar, uint16_t(0b11u << leader));
-      else mma_commit(mainloop_done_bar);
+      if constexpr (PAIR) {  // each CTA's epilogue waits for its own rows
+        mma_commit_2sm_multicast(mainloop_done_bar, uint16_t(0b11u << leader));
+      } else {
+        mma_commit(mainloop_done_bar);
+      }
     }
   } else if (splits > 1) {
     // ---------------------------------------------------------------- epilogue warps 2..5, part 1

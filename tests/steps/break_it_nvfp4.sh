@@ -186,8 +186,16 @@ ARGS=$S15_ARGS case_ s15-epilogue-before-second-product $S15 "every:diag:tcgen05
               mma_commit(mainloop_done_bar);  // "x is complete: the epilogue may start"
             mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);' \
-  '      mma_commit(mainloop_done_bar);
-    }' '    }'
+  '      } else {
+        mma_commit(mainloop_done_bar);
+      }' '      }'
+# The 2-SM pair's hazard: the leader arms its full barrier for its own boxes only, forgetting that
+# the peer's .cta_group::2 copies complete on it too; the phase can then complete with the peer's
+# boxes still in flight, and the pair MMA reads the peer's shared memory a copy is still writing.
+KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64" ARGS="--m 256 --n 128 --k 4160 --inputs integer --sim-sms 4" \
+  case_ s15-pair-leader-expects-own-bytes $S15 "wrong" \
+  '                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES));' \
+  '                                      uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES);  // "my boxes"'
 ARGS=$S15_ARGS case_ s15-slot-freed-after-first-product $S15 "diag:(operand A) issued by" \
   '            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);' '' \

@@ -20,23 +20,32 @@
 //     slot of the quarter's owner). A quarter is exchanged with both accumulators' rows.
 //   * The epilogue: x and y summed in split order, C = silu(x) * y in FP32 (silu_f32: expf, a
 //     division), rounded to FP16 and stored with step 12's TMA stores.
+//   * A 2-SM form (PAIR, S 1): a cluster of 2 computes a 256-row tile with tcgen05.mma.cta_group::2
+//     issued by the even CTA; each CTA loads its 128 rows of A and half the rows of B1 and B2 (the
+//     MMA reads the peer's half), SFA of its rows and SFB of all the tile's rows (each CTA's TMEM
+//     scales all N columns of its rows), all through .cta_group::2 tensor copies that complete on
+//     the leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and the
+//     commits go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3).
 //
-// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N and S with the least
-//   estimate (a stage's six copies, the ring's latency over 2 stages, the last stage's 2 x 8 MMAs,
-//   the exchange of both accumulators, C). The ranked shapes, `./step15 --predict` (us, range):
-//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs   14.10 (9.66 - 19.95)
-//     512 x 4096 x 7168   BLOCK_N 128, S 1, 128 CTAs   20.82 (15.28 - 25.88)
-//     256 x 3072 x 4096   BLOCK_N 128, S 2,  96 CTAs    9.59 (6.43 - 14.98)
-//     512 x 3072 x 7168   BLOCK_N 128, S 1,  96 CTAs   20.50 (15.22 - 25.78)
-//   Forced alternatives were slower in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on the first
-//   shape; one k-tile per stage (4 stages of 54 KiB, 6 copies per k-tile) 15.35 and 24.14 on the
-//   first two. What bounds all four is the ring's latency (2 stages do not cover a TMA round trip);
-//   docs/15_nvfp4_dual_gemm.md compares them with the speed of light and the published entries.
+// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N, S and the CTA group
+//   with the least estimate (a stage's six copies, the ring's latency over its stages, the last
+//   stage's 2 x 8 MMAs, the exchange of both accumulators, C). The ranked shapes, `./step15
+//   --predict` (us, range):
+//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs          14.10 (9.66 - 22.51)
+//     512 x 4096 x 7168   pairs, BLOCK_N 128, S 1, 128 CTAs   19.95 (14.45 - 28.56)
+//     256 x 3072 x 4096   pairs, BLOCK_N 64, S 1, 96 CTAs      9.23 (6.01 - 13.99)
+//     512 x 3072 x 7168   pairs, BLOCK_N 128, S 1, 96 CTAs    19.86 (14.39 - 28.46)
+//   Forced alternatives were slower or no faster in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on
+//   the first shape, pairs of BLOCK_N 64 14.07 there; one k-tile per stage (4 stages of 54 KiB, 6
+//   copies per k-tile) 15.35 and 24.14 on the first two. What bounds them is the ring's latency (2
+//   stages do not cover a TMA round trip), or with pairs of BLOCK_N 64 the SM's TMA unit (six
+//   copies a stage: a box's fixed cost outweighs its bytes); docs/15_nvfp4_dual_gemm.md compares
+//   them with the speed of light and the published entries.
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the
-//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N=64|128 and
-//   TCG_STEP15_SPLITS=1|2 force the plan.
+//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N=64|128,
+//   TCG_STEP15_SPLITS=1|2 and TCG_STEP15_CTA_GROUP=1|2 (2: pairs, S 1) force the plan.
 //
 // RUN
 //   make step15 && ./step15            (B200: real kernel; elsewhere: the emulator, by default

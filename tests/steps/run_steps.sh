@@ -256,7 +256,7 @@ for step in "$@"; do
     # S 2 or 1); the full shapes take minutes: docs/15_nvfp4_dual_gemm.md.
     expected=$((expected + 30))
     [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
-    PLAN_HAS="BLOCK_N 128, S 2" run "$step"                                               # default: S = 2 exchanges both accumulators
+    PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64" run "$step"                    # default: a pair per 256-row tile
     for b in "TCG_STEP15_SPLITS=4 --" "TCG_STEP15_BLOCK_N=256 --" "TCG_STEP15_SPLITS=2 -- --k 128" \
              "TCG_STEP15_SPLITS=2 -- --sim-sms 1" "TCG_STEP15_SPLITS=x -- --predict" \
              "TCG_STEP15_CTA_GROUP=3 --" "TCG_STEP15_CTA_GROUP=2 TCG_STEP15_SPLITS=2 --"; do

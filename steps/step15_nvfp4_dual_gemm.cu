@@ -322,17 +322,20 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
                 tmem_offset(tmem_accum, 0, sf_cols + (KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
             const uint32_t sfb2_atom_tmem =
                 tmem_offset(tmem_accum, 0, sf_cols + (2 * KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
-            const uint64_t sfa_src = make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone);
-            const uint64_t sfb1_src = make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone);
-            const uint64_t sfb2_src = make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone);
             if constexpr (PAIR) {  // each CTA's atoms (its SFA, the same SFB) into its own TMEM
-              tcgen05_cp_32x128b_warpx4_2sm(sfa_tmem, sfa_src);
-              tcgen05_cp_32x128b_warpx4_2sm(sfb1_atom_tmem, sfb1_src);
-              tcgen05_cp_32x128b_warpx4_2sm(sfb2_atom_tmem, sfb2_src);
+              tcgen05_cp_32x128b_warpx4_2sm(sfa_tmem,
+                                            make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4_2sm(sfb1_atom_tmem,
+                                            make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4_2sm(sfb2_atom_tmem,
+                                            make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
             } else {
-              tcgen05_cp_32x128b_warpx4(sfa_tmem, sfa_src);
-              tcgen05_cp_32x128b_warpx4(sfb1_atom_tmem, sfb1_src);
-              tcgen05_cp_32x128b_warpx4(sfb2_atom_tmem, sfb2_src);
+              tcgen05_cp_32x128b_warpx4(sfa_tmem,
+                                        make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4(sfb1_atom_tmem,
+                                        make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4(sfb2_atom_tmem,
+                                        make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
             }
             const uint64_t a_desc =
                 make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);

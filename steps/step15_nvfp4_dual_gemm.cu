@@ -49,7 +49,7 @@
 //
 // RUN
 //   make step15 && ./step15            (B200: real kernel; elsewhere: the emulator, by default
-//                                       256 x 256 x 4160 on 8 SMs, where the plan splits K)
+//                                       256 x 256 x 4160 on 8 SMs, where the plan takes pairs)
 //   ./step15 --predict --m 256 --n 4096 --k 7168 --inputs competition   (the B200 timing model)
 #include <cmath>
 

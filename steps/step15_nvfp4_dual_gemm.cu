@@ -549,8 +549,8 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n64(TCG_STEP1
 
 // The plans this kernel runs; the planner (common/nvfp4_plan.cpp, with b_operands = 2: B1 and B2
 // streamed, two MMAs per k-step, both accumulators exchanged) picks the one the timing model's
-// costs say finishes first: BLOCK_N 64 or 128 (per product), S = 1 or 2 CTAs of a cluster, no
-// multicast. TCG_STEP15_BLOCK_N / TCG_STEP15_SPLITS force them.
+// costs say finishes first: BLOCK_N 64 or 128 (per product), S = 1 or 2 CTAs of a cluster, or a
+// pair (S 1), no multicast. TCG_STEP15_BLOCK_N / _SPLITS / _CTA_GROUP force them.
 static const nvfp4::PlanRules kPlanRules{"TCG_STEP15_", {64, 128}, {1, 2}, /*max_chosen_splits=*/2, {1},
                                          KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
                                          nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/false,

@@ -232,6 +232,11 @@ TCG_HD constexpr IdescBlockScaled decode_idesc_block_scaled(uint32_t i) {
 TCG_HD constexpr bool is_valid_mxf4_shape_cta1(uint32_t M, uint32_t N) {
   return M == 128 && N % 8 == 0 && N >= 8 && N <= 256;
 }
+// cta_group::2 (a pair MMA): M in {128, 256} across the pair, N a multiple of 16 in [16, 256]
+// (Table 39; CUTLASS's SM100_MMA_MXF4_2x1SM_SS static_asserts agree).
+TCG_HD constexpr bool is_valid_mxf4_shape_cta2(uint32_t M, uint32_t N) {
+  return (M == 128 || M == 256) && N % 16 == 0 && N >= 16 && N <= 256;
+}
 constexpr uint32_t kMxf4K = 64;           // K of one dense kind::mxf4nvf4 MMA (32 bytes per row)
 constexpr uint32_t kNvfp4BlockSize = 16;  // elements per UE4M3 scale (.block16)
 

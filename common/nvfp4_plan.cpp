@@ -17,6 +17,9 @@
 //   C: BLOCK_M x BLOCK_N FP16 at the SM's store rate (half-filled sectors cost the model's partial-
 //              sector factor; in a cluster each CTA stores 1 / S of it);
 //   with multicast, the cluster barrier after the barrier inits.
+// A 2-SM pair plan (PlanRules::pair_stages_*): B1 and B2 boxes of half the tile's rows per SM (the
+// scales whole), the MMAs' shared-memory reads of 128 + BLOCK_N / 2 rows, the pair's ring depth, and
+// the cluster barrier after the barrier inits; 256-row tiles, two CTAs each.
 // The estimate is waves x that, the waves being the clusters that fit at once (resident_ctas). A
 // split must fit one wave unless forced (a second wave never paid); the least estimate wins, ties
 // keeping the smaller MC, then BLOCK_N 128, then the smaller S.
@@ -79,19 +82,21 @@ struct Estimate {
   const Costs& c;
   // One stage of `kts` k-tiles on one SM's TMA unit: B and SFB its own (B1, SFB1, B2, SFB2 for the
   // dual GEMM), A and SFA shared by MC.
+  int g = 1;  // the MMA's CTA group: 2 for a pair plan
   double stage_ns(int bn, int kts, int mc) const {
-    const double own = r.b_operands * (2 * c.copy_ns + kts * double(bn * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
+    const double own = r.b_operands * (2 * c.copy_ns + kts * double(bn / g * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
     const double a = 2 * c.copy_ns + kts * double(kKTileBytesA + kKTileBytesSf) / c.tma_bytes_per_ns;
     return own + a * (1 + (mc - 1) * c.receive_share) / mc;
   }
   // The MMAs of a full stage, after its copies have landed.
   double drain_ns(int bn) const {
-    const double one = std::max(bn * c.mma_ns_per_n, (kBlockM + bn) * 32 / c.mma_operand_bytes_per_ns);
+    const double one = std::max(bn * c.mma_ns_per_n, (kBlockM + bn / g) * 32 / c.mma_operand_bytes_per_ns);
     return r.k_tiles_per_stage * kKStepsPerKTile * r.b_operands * one;
   }
   double period_ns(int bn, int mc) const {
     const double stage = stage_ns(bn, r.k_tiles_per_stage, mc);
-    const int depth = bn == 64 ? r.stages_n64 : r.stages_n128;
+    const int depth = g == 2 ? (bn == 64 ? r.pair_stages_n64 : r.pair_stages_n128)
+                             : (bn == 64 ? r.stages_n64 : r.stages_n128);
     return std::max(stage, (c.tma_latency_ns + c.copy_ns + stage + drain_ns(bn)) / depth);
   }
   double stream_ns(int bn, int kts, int mc) const {
@@ -113,7 +118,7 @@ struct Estimate {
   double cta_ns(int bn, int k_tiles, int s, int mc) const {
     const int kts = (k_tiles + s - 1) / s;
     return stream_ns(bn, kts, mc) + drain_ns(bn) + tail_ns(bn, s) + c_store_ns(bn, s) +
-           (mc > 1 ? c.cluster_barrier_ns : 0.0);
+           (mc > 1 || g == 2 ? c.cluster_barrier_ns : 0.0);
   }
 };
 
@@ -128,7 +133,8 @@ int resident_ctas(int cluster_ctas, int sms) {
 }
 
 std::string Plan::line() const {
-  std::string s = "BLOCK_N " + std::to_string(block_n) + ", S " + std::to_string(splits) + ", MC " + std::to_string(mc) +
+  std::string s = std::string(cta_group == 2 ? "2-SM pairs (tiles of 256 rows), " : "") + "BLOCK_N " +
+                  std::to_string(block_n) + ", S " + std::to_string(splits) + ", MC " + std::to_string(mc) +
                   ", " + (cluster > 1 ? "clusters of " + std::to_string(cluster) : std::string("no clusters")) + ", " +
                   std::to_string(ctas) + " CTAs";
   if (waves > 1) s += " in " + std::to_string(waves) + " waves";
@@ -137,7 +143,6 @@ std::string Plan::line() const {
 
 Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& forced) {
   const Costs costs = model_costs();
-  const Estimate est{rules, costs};
   const int k_tiles = (k / (kElementsPerKTile / kKStepsPerKTile) + kKStepsPerKTile - 1) / kKStepsPerKTile;
   auto list = [](const int (&v)[kMaxChoices]) {
     std::vector<int> out;
@@ -165,15 +170,26 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
   std::sort(mcs.begin(), mcs.end());
   std::sort(bns.begin(), bns.end(), std::greater<int>());
   std::sort(ss.begin(), ss.end());
+  std::vector<int> groups;
+  for (int g : {1, 2})
+    if ((g == 1 || rules.pair_stages_n128) && (!forced.cta_group || forced.cta_group == g)) groups.push_back(g);
+  if (groups.empty()) throw UsageError(std::string(rules.knobs) + "CTA_GROUP=2: this step has no 2-SM plans");
+  for (int g : groups)
   for (int mc : mcs)
     for (int bn : bns)
       for (int s : ss) {
+        if (g == 2 && (s != 1 || mc != 1)) {
+          if (forced.cta_group) refuse("CTA_GROUP 2 runs with S 1 and MC 1 only");
+          continue;
+        }
+        Estimate est{rules, costs};
+        est.g = g;
         Plan p;
-        p.block_n = bn, p.splits = s, p.mc = mc, p.k_tiles = k_tiles;
+        p.block_n = bn, p.splits = s, p.mc = mc, p.k_tiles = k_tiles, p.cta_group = g;
         p.tiles_n = (n + bn - 1) / bn;
-        p.tiles = (m + kBlockM - 1) / kBlockM * p.tiles_n;
-        p.cluster = rules.reduction == Reduction::kCluster ? s * mc : mc;
-        p.ctas = p.tiles * s;
+        p.tiles = (m + g * kBlockM - 1) / (g * kBlockM) * p.tiles_n;
+        p.cluster = g == 2 ? 2 : rules.reduction == Reduction::kCluster ? s * mc : mc;
+        p.ctas = p.tiles * s * g;
         if (s > k_tiles) {
           refuse("S " + std::to_string(s) + " needs " + std::to_string(s) + " k-tiles of 256 along K; K=" +
                  std::to_string(k) + " has " + std::to_string(k_tiles));
@@ -204,6 +220,7 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
     if (forced.block_n) knobs += std::string(rules.knobs) + "BLOCK_N=" + std::to_string(forced.block_n) + " ";
     if (forced.splits) knobs += std::string(rules.knobs) + "SPLITS=" + std::to_string(forced.splits) + " ";
     if (forced.mc) knobs += std::string(rules.knobs) + "MULTICAST=" + std::to_string(forced.mc) + " ";
+    if (forced.cta_group) knobs += std::string(rules.knobs) + "CTA_GROUP=" + std::to_string(forced.cta_group) + " ";
     if (!knobs.empty()) knobs.back() = ':';
     throw UsageError(knobs + " " + why_not.front());  // the first plan the knobs leave open, and why it fails
   }

@@ -36,15 +36,20 @@ struct PlanRules {
   // B operands per tile: 1, or 2 for the dual GEMM (step 15: B1 and B2 with their scales, two
   // MMAs per k-step, two accumulators to reduce; C stays one BLOCK_N-wide FP16 tile).
   int b_operands = 1;
+  // 2-SM pair plans (step 15, TCG_STEP15_CTA_GROUP=2): a CTA pair computes a 256-row tile with
+  // tcgen05.mma.cta_group::2, each CTA loading its 128 rows of A and half the rows of each B (the
+  // scales of all of B's rows); S 1, no multicast. The ring's depth per tile width; 0: no pair plans.
+  int pair_stages_n128 = 0, pair_stages_n64 = 0;
 };
 
 // Knobs a run forces; 0: the planner's choice.
 struct Forced {
-  int block_n = 0, splits = 0, mc = 0;
+  int block_n = 0, splits = 0, mc = 0, cta_group = 0;
 };
 
 struct Plan {
   int block_n = 128, splits = 1, mc = 1;  // BLOCK_N, S, MC
+  int cta_group = 1;                      // 2: 2-SM pair MMAs (tiles of 256 rows, a pair per tile)
   int tiles = 0, tiles_n = 0, k_tiles = 0;
   int cluster = 1;                        // CTAs per cluster: S x MC (kCluster) or MC
   int ctas = 0, waves = 1;                // the grid, and in how many waves its clusters fit

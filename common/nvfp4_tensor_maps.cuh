@@ -7,6 +7,7 @@
 // Host code of either build, per build like make_tensor_map (kernel_common.cuh).
 #pragma once
 #include "kernel_common.cuh"
+#include "nvfp4_layout.h"
 
 namespace tcg {
 inline namespace TCG_ABI_NS {
@@ -47,6 +48,24 @@ inline CUtensorMap make_fp4_kmajor_sw128_map_3d(const uint8_t* base, int rows, i
   t.box[1] = uint32_t(box_rows);
   t.box[2] = uint32_t(k_tiles_per_box);
   t.swizzle = TmaSwizzle::k128B;
+  return make_tensor_map(t);
+}
+
+// An operand's scale-factor atoms (512 bytes each, row block rb and k-step ks at atom
+// rb * (K / 64) + ks, nvfp4_layout.h) as a tensor map, for the 2-SM form of step 15, whose TMA must
+// signal the pair leader's barrier (.cta_group::2 exists for tensor copies only): a 2-D array of
+// half-atom rows of 256 bytes, no swizzle (a box dimension holds at most 256 elements); a box is
+// `atoms_per_box` whole atoms, landing contiguous as the bulk copy would put them.
+inline CUtensorMap make_sf_atoms_map(const uint8_t* base, int rows, int k, int atoms_per_box) {
+  TiledMap t;
+  t.rank = 2;
+  t.dtype = TmaDtype::kU8;
+  t.base = base;
+  t.dims[0] = kSfAtomBytes / 2;
+  t.dims[1] = uint64_t((rows + int(kSfAtomRows) - 1) / int(kSfAtomRows)) * uint64_t(k / 64) * 2;
+  t.strides[0] = kSfAtomBytes / 2;
+  t.box[0] = kSfAtomBytes / 2;
+  t.box[1] = uint32_t(2 * atoms_per_box);
   return make_tensor_map(t);
 }
 

@@ -20,27 +20,36 @@
 //     slot of the quarter's owner). A quarter is exchanged with both accumulators' rows.
 //   * The epilogue: x and y summed in split order, C = silu(x) * y in FP32 (silu_f32: expf, a
 //     division), rounded to FP16 and stored with step 12's TMA stores.
+//   * A 2-SM form (PAIR, S 1): a cluster of 2 computes a 256-row tile with tcgen05.mma.cta_group::2
+//     issued by the even CTA; each CTA loads its 128 rows of A and half the rows of B1 and B2 (the
+//     MMA reads the peer's half), SFA of its rows and SFB of all the tile's rows (each CTA's TMEM
+//     scales all N columns of its rows), all through .cta_group::2 tensor copies that complete on
+//     the leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and the
+//     commits go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3).
 //
-// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N and S with the least
-//   estimate (a stage's six copies, the ring's latency over 2 stages, the last stage's 2 x 8 MMAs,
-//   the exchange of both accumulators, C). The ranked shapes, `./step15 --predict` (us, range):
-//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs   14.10 (9.66 - 19.95)
-//     512 x 4096 x 7168   BLOCK_N 128, S 1, 128 CTAs   20.82 (15.28 - 25.88)
-//     256 x 3072 x 4096   BLOCK_N 128, S 2,  96 CTAs    9.59 (6.43 - 14.98)
-//     512 x 3072 x 7168   BLOCK_N 128, S 1,  96 CTAs   20.50 (15.22 - 25.78)
-//   Forced alternatives were slower in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on the first
-//   shape; one k-tile per stage (4 stages of 54 KiB, 6 copies per k-tile) 15.35 and 24.14 on the
-//   first two. What bounds all four is the ring's latency (2 stages do not cover a TMA round trip);
-//   docs/15_nvfp4_dual_gemm.md compares them with the speed of light and the published entries.
+// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N, S and the CTA group
+//   with the least estimate (a stage's six copies, the ring's latency over its stages, the last
+//   stage's 2 x 8 MMAs, the exchange of both accumulators, C). The ranked shapes, `./step15
+//   --predict` (us, range):
+//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs          14.10 (9.66 - 22.51)
+//     512 x 4096 x 7168   pairs, BLOCK_N 128, S 1, 128 CTAs   19.95 (14.45 - 28.56)
+//     256 x 3072 x 4096   pairs, BLOCK_N 64, S 1, 96 CTAs      9.23 (6.01 - 13.99)
+//     512 x 3072 x 7168   pairs, BLOCK_N 128, S 1, 96 CTAs    19.86 (14.39 - 28.46)
+//   Forced alternatives were slower or no faster in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on
+//   the first shape, pairs of BLOCK_N 64 14.07 there; one k-tile per stage (4 stages of 54 KiB, 6
+//   copies per k-tile) 15.35 and 24.14 on the first two. What bounds them is the ring's latency (2
+//   stages do not cover a TMA round trip), or with pairs of BLOCK_N 64 the SM's TMA unit (six
+//   copies a stage: a box's fixed cost outweighs its bytes); docs/15_nvfp4_dual_gemm.md compares
+//   them with the speed of light and the published entries.
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the
-//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N=64|128 and
-//   TCG_STEP15_SPLITS=1|2 force the plan.
+//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N=64|128,
+//   TCG_STEP15_SPLITS=1|2 and TCG_STEP15_CTA_GROUP=1|2 (2: pairs, S 1) force the plan.
 //
 // RUN
 //   make step15 && ./step15            (B200: real kernel; elsewhere: the emulator, by default
-//                                       256 x 256 x 4160 on 8 SMs, where the plan splits K)
+//                                       256 x 256 x 4160 on 8 SMs, where the plan takes pairs)
 //   ./step15 --predict --m 256 --n 4096 --k 7168 --inputs competition   (the B200 timing model)
 #include <cmath>
 
@@ -81,16 +90,20 @@ constexpr uint32_t SBO_SF = 128;
 // B's scales come in 128-row atoms whatever BLOCK_N: with 64 a CTA loads its tile's whole atom
 // and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
 // an atom in column r / 32: rows 64-127 are columns 2 and 3).
-template <int BN>
+// PAIR: the 2-SM form (TCG_STEP15_CTA_GROUP=2): a CTA pair computes a 256 x BN tile of each
+// product with tcgen05.mma.cta_group::2; each CTA loads its 128 rows of A and BN / 2 rows of B1 and
+// B2 (the pair MMA reads the peer's half), and the scales of its rows of A and of all BN rows of B.
+template <int BN, bool PAIR = false>
 struct Cfg {
   static constexpr int BLOCK_N = BN;
-  static constexpr uint32_t B_KTILE_BYTES = BN * BLOCK_K / 2;           // 16 or 8 KiB
+  static constexpr int B_ROWS = PAIR ? BN / 2 : BN;                      // rows of B1 / B2 this CTA loads
+  static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
   static constexpr uint32_t B_STAGE_BYTES = KT_PER_STAGE * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
   static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + 3 * SF_STAGE_BYTES;
   // The two accumulators (2 x BLOCK_N columns), then each stage's scale columns.
   static constexpr uint32_t ACC_COLS = 2 * BN;
-  static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024) / STAGE_BYTES);   // 2 or 2
+  static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024) / STAGE_BYTES);   // 2 or 2 (pair: 2 or 3)
   static constexpr int TMEM_STAGES = int((TMEM_COLS - ACC_COLS) / SF_TMEM_STAGE_COLS);          // 2 or 4
   static constexpr int NUM_STAGES = SMEM_STAGES < TMEM_STAGES ? SMEM_STAGES : TMEM_STAGES;      // 2
   static constexpr uint32_t A_TILES = 0;
@@ -114,17 +127,19 @@ struct Cfg {
   static constexpr uint32_t QBUF_END = QBUF + 4 * QUARTER_BYTES;
   static constexpr uint32_t ACC2_COL = BN;  // the second accumulator's first column, right after the first's
   static constexpr uint32_t SF_TMEM_BASE = ACC_COLS;
-  static constexpr uint32_t IDESC = make_idesc_mxf4nvf4(BLOCK_M, BN);
+  static constexpr uint32_t IDESC = make_idesc_mxf4nvf4(PAIR ? 2 * BLOCK_M : BLOCK_M, BN);
   static_assert(B_KTILE_BYTES % 1024 == 0 && A_KTILE_BYTES % 1024 == 0 && STAGING_BYTES % 1024 == 0,
                 "128B-swizzled tiles must be 1024-byte aligned");
-  static_assert(4 * SUBTILES * STAGING_BYTES <= NUM_STAGES * A_STAGE_BYTES && QBUF_END <= TMA_FULL_BARS,
-                "C staging and the quarters' buffers fit in the drained ring");
+  static_assert(4 * SUBTILES * STAGING_BYTES <= NUM_STAGES * A_STAGE_BYTES && (PAIR || QBUF_END <= TMA_FULL_BARS),
+                "C staging and the quarters' buffers (S = 2; a pair runs S 1) fit in the drained ring");
   static_assert(SMEM_BYTES + kSmemAlignSlack <= SMEM_LIMIT, "exceeds the sm_100 shared-memory limit");
   static_assert(SF_TMEM_BASE + NUM_STAGES * SF_TMEM_STAGE_COLS <= TMEM_COLS, "TMEM columns");
-  static_assert(is_valid_mxf4_shape_cta1(BLOCK_M, BN) && BN % SUB_N == 0 && BN <= int(kSfAtomRows),
+  static_assert((PAIR ? is_valid_mxf4_shape_cta2(2 * BLOCK_M, BN) : is_valid_mxf4_shape_cta1(BLOCK_M, BN)) &&
+                    BN % SUB_N == 0 && BN <= int(kSfAtomRows),
                 "invalid kind::mxf4nvf4 shape, or a tile wider than one scale atom");
 };
 static_assert(Cfg<128>::NUM_STAGES == 2 && Cfg<64>::NUM_STAGES == 2, "the header's stage counts");
+static_assert(Cfg<128, true>::NUM_STAGES == 2 && Cfg<64, true>::NUM_STAGES == 3, "the pair's stage counts");
 
 // A quarter's 32 rows x BLOCK_N FP32 in shared memory (send and receive buffers) as 16-byte
 // granules, column group first: granule (g, lane) at 16 * (32 g + lane). A warp's 16-byte store
@@ -140,14 +155,16 @@ __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4
 __host__ __device__ inline float silu_f32(float x) { return x / (1.0f + expf(-x)); }
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
-template <int BN, bool kTrace>
+template <int BN, bool PAIR, bool kTrace>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b1,
                                           const CUtensorMap& tmap_b2, const CUtensorMap& tmap_a3,
                                           const CUtensorMap& tmap_b1_3d, const CUtensorMap& tmap_b2_3d,
+                                          const CUtensorMap& tmap_sfa, const CUtensorMap& tmap_sfb1,
+                                          const CUtensorMap& tmap_sfb2,
                                           const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
                                           const uint8_t* sfb1, const uint8_t* sfb2, __half* c, int m, int n,
                                           int k, int splits, const TraceBuf& trace_buf) {
-  using L = Cfg<BN>;
+  using L = Cfg<BN, PAIR>;
   constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
   PhaseTrace<kTrace> trace(trace_buf);
   trace.begin(Phase::kSetup);
@@ -172,15 +189,23 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles_n = ceil_div(n, BLOCK_N);
-  const int tiles = ceil_div(m, BLOCK_M) * tiles_n;
-  (void)tiles;
-  // The S CTAs of a tile are consecutive: one cluster, rank = split (cluster dims (S, 1, 1)).
-  const int tile = int(blockIdx.x) / splits, split = int(blockIdx.x) % splits;
-  const int m0 = tile / tiles_n * BLOCK_M, n0 = tile % tiles_n * BLOCK_N;
+  // The S CTAs of a tile are consecutive: one cluster, rank = split (cluster dims (S, 1, 1)). A
+  // pair (S = 1) is a cluster of 2: rank `half` takes rows [128 half, +128) of the 256-row tile.
+  const int group = PAIR ? 2 : splits;
+  const int tile = int(blockIdx.x) / group, split = PAIR ? 0 : int(blockIdx.x) % splits;
+  const uint32_t half = PAIR ? uint32_t(blockIdx.x) % 2 : 0;
+  const int m0 = tile / tiles_n * (PAIR ? 2 * BLOCK_M : BLOCK_M) + int(half) * BLOCK_M, n0 = tile % tiles_n * BLOCK_N;
+  const int b_row0 = n0 + int(half) * L::B_ROWS;  // this CTA's first row of B1 and B2
+  constexpr uint32_t leader = 0;  // PAIR: the pair's even CTA, rank 0 of its cluster of 2
 
   if (warp == 1) {
-    tmem_alloc(smem_base + L::TMEM_SLOT, TMEM_COLS);
-    tmem_relinquish_alloc_permit();
+    if constexpr (PAIR) {
+      tmem_alloc_2sm(smem_base + L::TMEM_SLOT, TMEM_COLS);
+      tmem_relinquish_alloc_permit_2sm();
+    } else {
+      tmem_alloc(smem_base + L::TMEM_SLOT, TMEM_COLS);
+      tmem_relinquish_alloc_permit();
+    }
   } else if (warp == 0 && elect_one_sync()) {
     for (int s = 0; s < NUM_STAGES; ++s) {
       mbarrier_init(tma_full_bar(s), 1);
@@ -192,6 +217,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   }
   tcgen05_fence_before_thread_sync();
   __syncthreads();
+  if (PAIR) {  // the peer's copies complete on the leader's barriers, the leader's commits on the peer's
+    cluster_arrive_relaxed();
+    cluster_wait();
+  }
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_accum = tmem_address_from_slot(tmem_slot);  // x = A . B1^T: columns [0, BN)
   const uint32_t tmem_accum2 = tmem_offset(tmem_accum, 0, L::ACC2_COL);  // y = A . B2^T: [BN, 2 BN)
@@ -220,6 +249,32 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
         for (int j = 0; j < kts; ++j) ksteps += ksteps_of(kt0 + j);
         const uint32_t sf_bytes = uint32_t(ksteps) * kSfAtomBytes;  // one atom per k-step, for each operand
         mbarrier_wait_parity(mma_done_bar(s), empty_parity, trace.span_elected(Phase::kWaitMmaDone, s));
+        if constexpr (PAIR) {
+          // Both CTAs' boxes complete on the leader's barrier (.cta_group::2); the leader expects
+          // both CTAs' bytes. The scales come as tensor boxes of a whole stage's 8 atoms (the tail
+          // stage reads atoms it does not use: full boxes, full byte counts).
+          const uint32_t full_bar = mapa_shared_cluster(tma_full_bar(s), leader);
+          if (half == 0)
+            mbarrier_arrive_expect_tx(tma_full_bar(s),
+                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES));
+          if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {
+            tma_load_3d_2sm(a_tile(s), &tmap_a3, 0, m0, kt0, full_bar);
+            tma_load_3d_2sm(b1_tile(s), &tmap_b1_3d, 0, b_row0, kt0, full_bar);
+            tma_load_3d_2sm(b2_tile(s), &tmap_b2_3d, 0, b_row0, kt0, full_bar);
+          } else {
+            for (int j = 0; j < kts; ++j) {
+              tma_load_2d_2sm(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, full_bar);
+              tma_load_2d_2sm(b1_tile(s) + j * L::B_KTILE_BYTES, &tmap_b1, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+              tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &tmap_b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+            }
+          }
+          const int steps_k = k / MMA_K, ks0 = kt0 * KSTEPS;  // atoms per row block; this stage's first
+          tma_load_2d_2sm(sfa_tile(s), &tmap_sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), full_bar);
+          tma_load_2d_2sm(sfb1_tile(s), &tmap_sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
+          tma_load_2d_2sm(sfb2_tile(s), &tmap_sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
+          if (s == NUM_STAGES - 1) empty_parity ^= 1;
+          continue;
+        }
         mbarrier_arrive_expect_tx(tma_full_bar(s),
                                   uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * sf_bytes);
         if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {  // one box per operand
@@ -248,8 +303,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
       trace.end_elected(Phase::kDrain);
     }
   } else if (warp == 1) {
-    // ---------------------------------------------------------------- MMA warp
-    if (elect_one_sync()) {
+    // ---------------------------------------------------------------- MMA warp (PAIR: the leader's)
+    if ((!PAIR || half == 0) && elect_one_sync()) {
       const auto mma_span = trace.span_elected(Phase::kMma);  // ends with this block
       uint32_t full_parity = 0;
       // BLOCK_N = 64: this tile's rows of B are half of a scale atom, columns 2-3 for the odd half.
@@ -267,11 +322,21 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
                 tmem_offset(tmem_accum, 0, sf_cols + (KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
             const uint32_t sfb2_atom_tmem =
                 tmem_offset(tmem_accum, 0, sf_cols + (2 * KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
-            tcgen05_cp_32x128b_warpx4(sfa_tmem, make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
-            tcgen05_cp_32x128b_warpx4(sfb1_atom_tmem,
-                                      make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
-            tcgen05_cp_32x128b_warpx4(sfb2_atom_tmem,
-                                      make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            if constexpr (PAIR) {  // each CTA's atoms (its SFA, the same SFB) into its own TMEM
+              tcgen05_cp_32x128b_warpx4_2sm(sfa_tmem,
+                                            make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4_2sm(sfb1_atom_tmem,
+                                            make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4_2sm(sfb2_atom_tmem,
+                                            make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            } else {
+              tcgen05_cp_32x128b_warpx4(sfa_tmem,
+                                        make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4(sfb1_atom_tmem,
+                                        make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+              tcgen05_cp_32x128b_warpx4(sfb2_atom_tmem,
+                                        make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+            }
             const uint64_t a_desc =
                 make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
             const uint64_t b1_desc =
@@ -280,17 +345,33 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
                 make_smem_desc(b2_tile(s) + j * L::B_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
             const bool accumulate = i > 0 || j > 0 || ks > 0;
             // The same A (descriptor and scales) for both products, each into its own accumulator.
+            if constexpr (PAIR) {  // over the pair: 256 rows, each CTA's TMEM gets its 128
+              mma_mxf4nvf4_block16_ss_2sm(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem,
+                                          sfb1_atom_tmem + sfb_half_cols, accumulate);
+              mma_mxf4nvf4_block16_ss_2sm(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem,
+                                          sfb2_atom_tmem + sfb_half_cols, accumulate);
+              continue;
+            }
             mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem, sfb1_atom_tmem + sfb_half_cols,
                                     accumulate);
             mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);
           }
+        if constexpr (PAIR) {  // to both CTAs of the pair: each producer waits for its own slot
+          mma_commit_2sm_multicast(mma_done_bar(s), uint16_t(0b11u << leader));
+          if (s == NUM_STAGES - 1) full_parity ^= 1;
+          continue;
+        }
         // One commit after both products' MMAs: the slot (A, B1, B2 and their scales) is freed only
         // when the last MMA reading it has completed.
         mma_commit(mma_done_bar(s));
         if (s == NUM_STAGES - 1) full_parity ^= 1;
       }
-      mma_commit(mainloop_done_bar);
+      if constexpr (PAIR) {  // each CTA's epilogue waits for its own rows
+        mma_commit_2sm_multicast(mainloop_done_bar, uint16_t(0b11u << leader));
+      } else {
+        mma_commit(mainloop_done_bar);
+      }
     }
   } else if (splits > 1) {
     // ---------------------------------------------------------------- epilogue warps 2..5, part 1
@@ -419,15 +500,22 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   // Only the order of execution matters here (every owner waited for its copies before arriving),
   // so this arrive is relaxed too.
   trace.begin(Phase::kTeardown);
+  // PAIR: the leader's MMAs write the peer's TMEM, so neither frees the pair's allocation (one warp
+  // of each CTA, .cta_group::2) before both are done with it.
   tcgen05_fence_before_thread_sync();
-  if (splits > 1) {
+  if (PAIR) {
+    cluster_sync();  // releasing: the leader's MMAs reached into the peer, whose exit must follow them
+  } else if (splits > 1) {
     cluster_arrive_relaxed();
     cluster_wait();
   } else {
     __syncthreads();
   }
   tcgen05_fence_after_thread_sync();
-  if (warp == 1) tmem_dealloc(tmem_accum, TMEM_COLS);
+  if (warp == 1) {
+    if constexpr (PAIR) tmem_dealloc_2sm(tmem_accum, TMEM_COLS);
+    else tmem_dealloc(tmem_accum, TMEM_COLS);
+  }
   trace.end(Phase::kTeardown);
 }
 
@@ -435,33 +523,45 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b1,                   \
       const __grid_constant__ CUtensorMap tmap_b2, const __grid_constant__ CUtensorMap tmap_a3,              \
       const __grid_constant__ CUtensorMap tmap_b1_3d, const __grid_constant__ CUtensorMap tmap_b2_3d,        \
-      const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb1,       \
+      const __grid_constant__ CUtensorMap tmap_sfa, const __grid_constant__ CUtensorMap tmap_sfb1,           \
+      const __grid_constant__ CUtensorMap tmap_sfb2, const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb1,       \
       const uint8_t *sfb2, __half *c, int m, int n, int k, int splits, const __grid_constant__ TraceBuf trace_buf
 #define TCG_STEP15_ARGS \
-  tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_c, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
+  tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_sfa, tmap_sfb1, tmap_sfb2, tmap_c, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
 // At most one CTA per SM (its ring takes the shared memory): saying so lets ptxas use the registers
 // the gated epilogue needs (without it, it kept 64 and spilled).
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n128(TCG_STEP15_PARAMS) {
-  gemm_body<128, kTrace>(TCG_STEP15_ARGS);
+  gemm_body<128, false, kTrace>(TCG_STEP15_ARGS);
 }
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n64(TCG_STEP15_PARAMS) {
-  gemm_body<64, kTrace>(TCG_STEP15_ARGS);
+  gemm_body<64, false, kTrace>(TCG_STEP15_ARGS);
+}
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128(TCG_STEP15_PARAMS) {
+  gemm_body<128, true, kTrace>(TCG_STEP15_ARGS);
+}
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n64(TCG_STEP15_PARAMS) {
+  gemm_body<64, true, kTrace>(TCG_STEP15_ARGS);
 }
 
 // The plans this kernel runs; the planner (common/nvfp4_plan.cpp, with b_operands = 2: B1 and B2
 // streamed, two MMAs per k-step, both accumulators exchanged) picks the one the timing model's
-// costs say finishes first: BLOCK_N 64 or 128 (per product), S = 1 or 2 CTAs of a cluster, no
-// multicast. TCG_STEP15_BLOCK_N / TCG_STEP15_SPLITS force them.
+// costs say finishes first: BLOCK_N 64 or 128 (per product), S = 1 or 2 CTAs of a cluster, or a
+// pair (S 1), no multicast. TCG_STEP15_BLOCK_N / _SPLITS / _CTA_GROUP force them.
 static const nvfp4::PlanRules kPlanRules{"TCG_STEP15_", {64, 128}, {1, 2}, /*max_chosen_splits=*/2, {1},
                                          KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
                                          nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/false,
-                                         /*teaches_multicast=*/false, /*b_operands=*/2};
+                                         /*teaches_multicast=*/false, /*b_operands=*/2,
+                                         /*pair_stages_n128=*/Cfg<128, true>::NUM_STAGES,
+                                         /*pair_stages_n64=*/Cfg<64, true>::NUM_STAGES};
 static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
   nvfp4::Forced f;
   f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0);
   f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
+  f.cta_group = env_knob("TCG_STEP15_CTA_GROUP", {1, 2}, 0);
   return nvfp4::plan(kPlanRules, m, n, k, sms, f);
 }
 static StepPlan plan_line(int m, int n, int k, int sms) {
@@ -473,35 +573,43 @@ constexpr StepSpec spec{15, "nvfp4_dual_gemm", "NVFP4 dual GEMM, C = silu(A*B1^T
                         Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4DualSilu, nullptr, /*cluster_size=*/1,
                         /*epilogue=*/nullptr, /*repeat=*/true, /*persistent=*/{}, &plan_line,
                         "  TCG_STEP15_BLOCK_N=64|128   forces BLOCK_N (of each product)\n"
-                        "  TCG_STEP15_SPLITS=1|2       forces S, the CTAs of a cluster (at most one per k-tile)\n",
+                        "  TCG_STEP15_SPLITS=1|2       forces S, the CTAs of a cluster (at most one per k-tile)\n"
+                        "  TCG_STEP15_CTA_GROUP=1|2    forces one-CTA MMAs (1) or 2-SM pair MMAs (2, with S 1)\n",
                         /*sim_default=*/{256, 256, 4160, 8}};
 
 void launch(const GemmArgs& g) {
   const Nvfp4Operands& f = g.fp4;
   if (f.b2 == nullptr || f.sfb2 == nullptr) throw std::invalid_argument("step 15: the dual GEMM needs B2 and SFB2");
   const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
+  const bool pair = p.cta_group == 2;
+  const int b_rows = pair ? p.block_n / 2 : p.block_n;  // rows of B1 / B2 one CTA loads
   const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b1 = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, p.block_n);
-  const CUtensorMap tmap_b2 = make_fp4_kmajor_sw128_map(f.b2, g.n, g.k, p.block_n);
+  const CUtensorMap tmap_b1 = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, b_rows);
+  const CUtensorMap tmap_b2 = make_fp4_kmajor_sw128_map(f.b2, g.n, g.k, b_rows);
   const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M, KT_PER_STAGE);
-  const CUtensorMap tmap_b1_3d = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, p.block_n, KT_PER_STAGE);
-  const CUtensorMap tmap_b2_3d = make_fp4_kmajor_sw128_map_3d(f.b2, g.n, g.k, p.block_n, KT_PER_STAGE);
+  const CUtensorMap tmap_b1_3d = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, b_rows, KT_PER_STAGE);
+  const CUtensorMap tmap_b2_3d = make_fp4_kmajor_sw128_map_3d(f.b2, g.n, g.k, b_rows, KT_PER_STAGE);
+  // The pair's scales come through tensor maps (their copies must signal the leader's barrier).
+  const int atoms = int(KSTEPS_PER_STAGE);
+  const CUtensorMap tmap_sfa = pair ? make_sf_atoms_map(f.sfa, g.m, g.k, atoms) : CUtensorMap{};
+  const CUtensorMap tmap_sfb1 = pair ? make_sf_atoms_map(f.sfb, g.n, g.k, atoms) : CUtensorMap{};
+  const CUtensorMap tmap_sfb2 = pair ? make_sf_atoms_map(f.sfb2, g.n, g.k, atoms) : CUtensorMap{};
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const CUtensorMap tmap_c = tma_c ? make_f16_c_store_map(f.c, g.m, g.n, SUB_N, SUB_M) : CUtensorMap{};
   LaunchDims d;
-  d.grid = dim3(unsigned(p.tiles * p.splits));
+  d.grid = dim3(unsigned(p.ctas));
   d.block = dim3(NUM_THREADS);
   d.cluster = dim3(unsigned(p.cluster), 1, 1);
-  if (p.block_n == 64) {
-    d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
-    launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d,
-                  tmap_b2_3d, tmap_c, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
-  } else {
-    d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
-    launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d,
-                  tmap_b2_3d, tmap_c, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
-  }
+  auto go = [&](auto kernel, uint32_t smem_bytes) {
+    d.smem_bytes = smem_bytes + kSmemAlignSlack;
+    launch_kernel(kernel, d, g.stream, tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_sfa, tmap_sfb1,
+                  tmap_sfb2, tmap_c, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
+  };
+  if (pair && p.block_n == 64) go(TCG_TRACED(gemm_kernel_pair_n64, g.trace), Cfg<64, true>::SMEM_BYTES);
+  else if (pair) go(TCG_TRACED(gemm_kernel_pair_n128, g.trace), Cfg<128, true>::SMEM_BYTES);
+  else if (p.block_n == 64) go(TCG_TRACED(gemm_kernel_n64, g.trace), Cfg<64>::SMEM_BYTES);
+  else go(TCG_TRACED(gemm_kernel_n128, g.trace), Cfg<128>::SMEM_BYTES);
 }
 
 }  // namespace TCG_BUILD_NS

@@ -183,6 +183,36 @@ TCG_DEV void mma_bf16_ss_2sm(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, 
 #endif
 }
 
+// tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16 (§9.7.16.10.9, §9.7.16.10.7): the
+// block-scaled MMA over the pair, issued by one thread of the even CTA; M = 256, N a multiple of 16
+// in [16, 256]. Each CTA supplies its 128 rows of A and N/2 rows of B at the descriptors' offsets
+// in its own shared memory, and from its own TMEM at `sfa_tmem` / `sfb_tmem` the scales of its 128
+// rows of A and of ALL N rows of B (CUTLASS SM100_MMA_MXF4_2x1SM_SS); its TMEM gets its 128 rows of D.
+TCG_DEV void mma_mxf4nvf4_block16_ss_2sm(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                         uint32_t sfa_tmem, uint32_t sfb_tmem, bool accumulate TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::mma_mxf4nvf4_block16(d_tmem, a_desc, b_desc, idesc, sfa_tmem, sfb_tmem, accumulate, 2, TCG_AT);
+#else
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "setp.ne.b32 p, %4, 0;\n\t"
+      "tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16 [%0], %1, %2, %3, [%5], [%6], p;\n\t}" ::"r"(
+          d_tmem),
+      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate)), "r"(sfa_tmem), "r"(sfb_tmem)
+      : "memory");
+#endif
+}
+
+// tcgen05.cp.cta_group::2.32x128b.warpx4 (§9.7.16.9.2): as tcgen05_cp_32x128b_warpx4, into the
+// TMEM of both CTAs of the pair, each CTA's from its own shared memory at the descriptor's offset.
+TCG_DEV void tcgen05_cp_32x128b_warpx4_2sm(uint32_t taddr, uint64_t s_desc TCG_LOC) {
+#if defined(TCG_SIM)
+  ::tcsim::tcgen05_cp_32x128b_warpx4(taddr, s_desc, 2, TCG_AT);
+#else
+  asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(s_desc) : "memory");
+#endif
+}
+
 // tcgen05.commit.cta_group::2 (§9.7.16.12.1): once the pair MMAs this thread issued so far have
 // completed, arrive once on the mbarrier at shared::cluster address `bar`.
 TCG_DEV void mma_commit_2sm(uint32_t bar TCG_LOC) {

@@ -86,6 +86,21 @@ TCG_DEV void tma_load_2d_2sm(uint32_t dst, const CUtensorMap* map, int32_t c0, i
 #endif
 }
 
+// The 3-D box of tma_load_3d with .cta_group::2 (the barrier may be the pair peer's), as above.
+TCG_DEV void tma_load_3d_2sm(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2,
+                             uint32_t bar TCG_LOC) {
+#if defined(TCG_SIM)
+  const int32_t c[3] = {c0, c1, c2};
+  ::tcsim::tma_load(dst, map, 3, c, bar, ::tcsim::TmaMode{2, false, 0}, TCG_AT);
+#else
+  asm volatile(
+      "cp.async.bulk.tensor.3d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+#endif
+}
+
 // Both: .cta_group::2 with .multicast::cluster (§9.7.9.25.5.2). The box lands at offset `dst` in
 // every CTA of `cta_mask`; each destination signals the mbarrier at offset `bar` in the CTA of its
 // own pair whose parity is that of `bar`'s CTA: pass the leader's (even) barrier, and every

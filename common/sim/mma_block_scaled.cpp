@@ -16,7 +16,18 @@
 //    ordered before an MMA only through the §9.7.16.6.4.3 pattern (cp; fence::before_thread_sync;
 //    a releasing sync | the MMA thread's sync; fence::after_thread_sync; mma): the emulator then
 //    performs the copy before the MMA; otherwise the two complete in whatever order the seed picks.
-//  * tcgen05.mma kind::mxf4nvf4 block16, cta_group::1 only (M = 128, N = 8..256 step 8, K = 64):
+//  * .cta_group::2 forms (step 15's pair; the ISA says only that the copy writes the Tensor Memory
+//    of both CTAs of the pair and the MMA computes over both; what each CTA supplies follows
+//    CUTLASS's SM100_MMA_MXF4_2x1SM_SS, whose scale-factor atom is a one-CTA MMA of M/2 rows and
+//    N rounded up to 128, and its block-scaled mainloop, which loads SFA per CTA and all of SFB in
+//    each, then issues tcgen05.cp.cta_group::2 from the even CTA): a cp reads the source descriptor
+//    in EACH CTA's shared memory and writes that CTA's TMEM at the same address; the pair MMA,
+//    issued by the even CTA, M = 256 (M = 128, layout B, is not modelled), N a multiple of 16 in
+//    [16, 256]: CTA v gives A rows [128v, +128) and B rows [v N/2, +N/2) from its shared memory,
+//    its own SFA (128 rows) and a full SFB (N rows) from its own TMEM; its TMEM gets D rows
+//    [128v, +128). The two CTAs' SFB copies must be equal (which copy the hardware reads for
+//    which columns is not documented): a difference is reported.
+//  * tcgen05.mma kind::mxf4nvf4 block16, cta_group::1 (M = 128, N = 8..256 step 8, K = 64):
 //    A (128 rows) and B (N rows) are 32 bytes per row of packed E2M1 (lower K index in the low
 //    nibble), fetched through the decoded descriptors exactly as kind::f16 fetches its operands
 //    (any canonical K-major layout: none, 32/64/128B swizzle); the mxf4 kinds cannot transpose.
@@ -57,7 +68,7 @@ constexpr uint32_t kM = 128, kK = tcg::kMxf4K, kBlocks = tcg::kMxf4K / tcg::kNvf
 // ------------------------------------------------------------------ tcgen05.cp.32x128b.warpx4
 
 struct CpJob {
-  Cta* cta;
+  Cta* ctas[2];  // cta_group::1: {issuer, nullptr}; cta_group::2: both CTAs of the pair
   uint32_t col;
   tcg::SmemDesc src;
   std::shared_ptr<TcOp> rec;  // its ordering record (tmem_hazards.cpp)
@@ -68,18 +79,22 @@ uint32_t cp_row_addr(const tcg::SmemDesc& d, uint32_t r) { return d.start + (r /
 
 void run_cp(const CpJob& j) {
   j.rec->done = true;
-  Cta& cta = *j.cta;
-  if (!tmem_find(cta, j.col, kCpColumns))
-    fail_async("TMEM deallocated under a pending tcgen05.cp", "the tcgen05.cp issued by " + j.by,
-               "it writes TMEM columns [" + std::to_string(j.col) + ", " + std::to_string(j.col + kCpColumns) +
-                   ") of " + cta_name(cta) + ", which were freed before the copy was performed (" +
-                   describe_allocs(cta) + "); wait for its tcgen05.commit before tcgen05.dealloc");
-  for (uint32_t r = 0; r < kCpRows; ++r) {
-    const uint8_t* row = cta.smem + ((cp_row_addr(j.src, r) & kOffsetMask) - kSmemBase);
-    for (uint32_t g = 0; g < kCpColumns; ++g) {
-      uint32_t cell;
-      memcpy(&cell, row + 4 * g, 4);  // bytes 4g..4g+3 of the row, little-endian: byte j%4 of column j/4
-      for (uint32_t w = 0; w < 4; ++w) tmem_cell(cta, r + 32 * w, j.col + g) = cell;
+  for (Cta* c : j.ctas) {
+    if (!c) continue;
+    Cta& cta = *c;
+    if (!tmem_find(cta, j.col, kCpColumns))
+      fail_async("TMEM deallocated under a pending tcgen05.cp", "the tcgen05.cp issued by " + j.by,
+                 "it writes TMEM columns [" + std::to_string(j.col) + ", " + std::to_string(j.col + kCpColumns) +
+                     ") of " + cta_name(cta) + ", which were freed before the copy was performed (" +
+                     describe_allocs(cta) + "); wait for its tcgen05.commit before tcgen05.dealloc");
+    // Each CTA's own shared memory at the descriptor's offset into its own TMEM (cta_group::2: both).
+    for (uint32_t r = 0; r < kCpRows; ++r) {
+      const uint8_t* row = cta.smem + ((cp_row_addr(j.src, r) & kOffsetMask) - kSmemBase);
+      for (uint32_t g = 0; g < kCpColumns; ++g) {
+        uint32_t cell;
+        memcpy(&cell, row + 4 * g, 4);  // bytes 4g..4g+3 of the row, little-endian: byte j%4 of column j/4
+        for (uint32_t w = 0; w < 4; ++w) tmem_cell(cta, r + 32 * w, j.col + g) = cell;
+      }
     }
   }
 }
@@ -87,7 +102,7 @@ void run_cp(const CpJob& j) {
 // ------------------------------------------------------------------ tcgen05.mma kind::mxf4nvf4
 
 struct Mxf4Job {
-  Cta* cta;
+  Cta* ctas[2];  // cta_group::1: {issuer, nullptr}; cta_group::2: {even, odd}
   uint32_t d_tmem, sfa, sfb;
   tcg::SmemDesc a, b;
   uint32_t n;
@@ -107,8 +122,7 @@ const char* hint_poison =
     "and tcgen05.fence::after_thread_sync before the MMA (§9.7.16.6.4.3)";
 
 // Reads the 4 scales of `rows` rows of one operand from TMEM and checks them; out[r * 4 + s].
-void read_scales(const Mxf4Job& j, uint32_t addr, uint32_t rows, const char* operand, float* out) {
-  Cta& cta = *j.cta;
+void read_scales(const Mxf4Job& j, Cta& cta, uint32_t addr, uint32_t rows, const char* operand, float* out) {
   const uint32_t col0 = tcg::tmem_column(addr);
   // The texts of a report are made only when one is made (this runs for every row of every MMA).
   const auto issued = [&j] { return "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by; };
@@ -116,7 +130,7 @@ void read_scales(const Mxf4Job& j, uint32_t addr, uint32_t rows, const char* ope
     const uint32_t lane = r % 32, col = col0 + r / 32;
     const auto where = [=] {
       return std::string(operand) + " row " + std::to_string(r) + " (TMEM lane " + std::to_string(lane) +
-             " + 32w, column " + std::to_string(col) + ")";
+             " + 32w, column " + std::to_string(col) + (j.ctas[1] ? " of " + cta_name(cta) : std::string()) + ")";
     };
     uint32_t cell[4];
     for (uint32_t w = 0; w < 4; ++w) {
@@ -132,7 +146,9 @@ void read_scales(const Mxf4Job& j, uint32_t addr, uint32_t rows, const char* ope
                        hex(cell[w]) + " in lane " + std::to_string(lane + 32 * w) +
                        "; block scaling requires the scale factors duplicated in all four 32-lane quarters of TMEM "
                        "(PTX ISA §9.7.16.10.7), which tcgen05.cp.32x128b.warpx4 does");
-    for (uint32_t s = 0; s < kBlocks; ++s) {
+    // Timing only (--predict): tensor copies count their bytes without moving them, so a scale a TMA
+    // brought in holds whatever shared memory held; its value is neither checked nor used.
+    for (uint32_t s = 0; s < kBlocks && !g_options.skip_math; ++s) {
       const uint8_t byte = uint8_t(cell[0] >> (8 * s));
       if (byte & 0x80u)
         fail_async("bad UE4M3 scale factor (sign bit set)", issued(),
@@ -151,13 +167,13 @@ void read_scales(const Mxf4Job& j, uint32_t addr, uint32_t rows, const char* ope
 // The 32 bytes (64 E2M1 values) of row `row` of an operand, decoded into out[0..63]. Each
 // 16-byte half is contiguous in every canonical K-major layout (a core-matrix row or a swizzled
 // 16-byte unit), as in the kind::f16 fetch.
-void fetch_fp4_row(const Mxf4Job& j, const tcg::SmemDesc& d, uint32_t row, const char* operand, float* out) {
+void fetch_fp4_row(const Mxf4Job& j, const Cta& cta, const tcg::SmemDesc& d, uint32_t row, const char* operand,
+                   float* out) {
   static const auto table = [] {
     std::array<float, 16> t{};
     for (uint32_t c = 0; c < 16; ++c) t[c] = tcg::e2m1_to_float(uint8_t(c));
     return t;
   }();
-  const Cta& cta = *j.cta;
   for (uint32_t h = 0; h < 2; ++h) {
     const uint32_t addr = tcg::kmajor_operand_addr(d, row, 16 * h);
     const uint32_t a = addr & kOffsetMask;
@@ -178,31 +194,48 @@ void run_mxf4(const Mxf4Job& j) {
   tc_perform_first(j.after);  // copies of other threads ordered before it (§9.7.16.6.4.3)
   j.rec->done = true;
   const auto t0 = Clock::now();
-  Cta& cta = *j.cta;
-  const uint32_t N = j.n, N8 = N / 8;
+  const uint32_t nctas = j.ctas[1] ? 2 : 1;
+  const uint32_t N = j.n, N8 = N / 8, n_per = N / nctas;  // B rows each CTA supplies
   const uint32_t d_col = tcg::tmem_column(j.d_tmem);
   const std::pair<uint32_t, uint32_t> regions[3] = {{d_col, N}, {tcg::tmem_column(j.sfa), kCpColumns},
                                                     {tcg::tmem_column(j.sfb), sf_columns(N)}};
-  for (const auto& [col, ncols] : regions)
-    if (!tmem_find(cta, col, ncols))
-      fail_async("TMEM deallocated under a running MMA", "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by,
-                 "it uses TMEM columns [" + std::to_string(col) + ", " + std::to_string(col + ncols) + ") of " +
-                     cta_name(cta) + ", freed before the MMA was performed (" + describe_allocs(cta) +
-                     "); wait for its tcgen05.commit before tcgen05.dealloc (PTX ISA §9.7.16.7.1, §9.7.16.6.4.2)");
-  check_no_pending_ld(cta, 0, 128, d_col, N, "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by);
-  thread_local std::vector<float> sa, sb, A;
+  for (uint32_t v = 0; v < nctas; ++v) {
+    Cta& cta = *j.ctas[v];
+    for (const auto& [col, ncols] : regions)
+      if (!tmem_find(cta, col, ncols))
+        fail_async("TMEM deallocated under a running MMA", "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by,
+                   "it uses TMEM columns [" + std::to_string(col) + ", " + std::to_string(col + ncols) + ") of " +
+                       cta_name(cta) + ", freed before the MMA was performed (" + describe_allocs(cta) +
+                       "); wait for its tcgen05.commit before tcgen05.dealloc (PTX ISA §9.7.16.7.1, §9.7.16.6.4.2)");
+    check_no_pending_ld(cta, 0, 128, d_col, N, "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by);
+  }
+  thread_local std::vector<float> sa, sb, sb_peer, A;
   sa.resize(kM * kBlocks);
   sb.resize(size_t(N) * kBlocks);
   A.resize(size_t(kM) * kK);
-  read_scales(j, j.sfa, kM, "A", sa.data());
-  read_scales(j, j.sfb, N, "B", sb.data());
-  if (g_options.skip_math) {  // timing only: the scale checks above, no arithmetic
+  read_scales(j, *j.ctas[0], j.sfb, N, "B", sb.data());
+  if (nctas == 2) {  // each CTA's tensor core scales B with its own TMEM's copy: both must hold the same
+    sb_peer.resize(sb.size());
+    read_scales(j, *j.ctas[1], j.sfb, N, "B", sb_peer.data());
+    for (uint32_t i = 0; i < N * kBlocks; ++i)
+      if (memcmp(&sb[i], &sb_peer[i], 4) != 0)
+        fail_async("the pair's B scale factors differ", "the tcgen05.mma.cta_group::2.kind::mxf4nvf4 issued by " + j.by,
+                   "B row " + std::to_string(i / kBlocks) + ", K block " + std::to_string(i % kBlocks) + ": " +
+                       std::to_string(sb[i]) + " in " + cta_name(*j.ctas[0]) + "'s TMEM, " + std::to_string(sb_peer[i]) +
+                       " in " + cta_name(*j.ctas[1]) + "'s. A pair MMA computes all N columns in each CTA, so each "
+                       "CTA's TMEM must hold the scales of all N rows of B at the SFB address (CUTLASS's "
+                       "SM100_MMA_MXF4_2x1SM_SS: a scale-factor atom of N rounded up to 128 per CTA); load SFB whole "
+                       "into both CTAs' shared memory before the tcgen05.cp.cta_group::2");
+  }
+  if (g_options.skip_math) {  // timing only: the scale checks above (and SFA's below), no arithmetic
+    for (uint32_t v = 0; v < nctas; ++v) read_scales(j, *j.ctas[v], j.sfa, kM, "A", sa.data());
     g_stats.mmas++;
-    g_stats.mma_flops += 2ull * kM * N * kK;
+    g_stats.mma_flops += 2ull * nctas * kM * N * kK;
     return;
   }
   // B transposed to [k][n] and its scales to [s][n], 8 columns per vector (GCC vector extension),
   // so each output column is its own lane: the same arithmetic, in the same order, as a scalar loop.
+  // Row n of B comes from CTA n / n_per's shared memory (cta_group::2: the two halves of N).
   typedef float f32x8 __attribute__((vector_size(32)));
   thread_local std::vector<f32x8> Bt8, Sb8, acc8, dot8;
   Bt8.resize(size_t(kK) * N8);
@@ -213,46 +246,50 @@ void run_mxf4(const Mxf4Job& j) {
   float* Sbt = reinterpret_cast<float*>(Sb8.data());
   float row[kK];
   for (uint32_t n = 0; n < N; ++n) {
-    fetch_fp4_row(j, j.b, n, "B", row);
+    fetch_fp4_row(j, *j.ctas[n / n_per], j.b, n % n_per, "B", row);
     for (uint32_t k = 0; k < kK; ++k) Bt[k * N + n] = row[k];
     for (uint32_t s = 0; s < kBlocks; ++s) Sbt[s * N + n] = sb[n * kBlocks + s];
   }
-  for (uint32_t m = 0; m < kM; ++m) fetch_fp4_row(j, j.a, m, "A", &A[size_t(m) * kK]);
-  for (uint32_t m = 0; m < kM; ++m) {
-    for (uint32_t q = 0; q < N8; ++q) acc8[q] = f32x8{0, 0, 0, 0, 0, 0, 0, 0};
-    for (uint32_t s = 0; s < kBlocks; ++s) {
-      for (uint32_t q = 0; q < N8; ++q) dot8[q] = f32x8{0, 0, 0, 0, 0, 0, 0, 0};
-      for (uint32_t k = 16 * s; k < 16 * s + 16; ++k) {
-        const float x = A[size_t(m) * kK + k];
-        const f32x8 a = {x, x, x, x, x, x, x, x};
-        const f32x8* b = &Bt8[size_t(k) * N8];
-        for (uint32_t q = 0; q < N8; ++q) dot8[q] += a * b[q];
+  for (uint32_t v = 0; v < nctas; ++v) {
+    Cta& cta = *j.ctas[v];
+    read_scales(j, cta, j.sfa, kM, "A", sa.data());
+    for (uint32_t m = 0; m < kM; ++m) fetch_fp4_row(j, cta, j.a, m, "A", &A[size_t(m) * kK]);
+    for (uint32_t m = 0; m < kM; ++m) {
+      for (uint32_t q = 0; q < N8; ++q) acc8[q] = f32x8{0, 0, 0, 0, 0, 0, 0, 0};
+      for (uint32_t s = 0; s < kBlocks; ++s) {
+        for (uint32_t q = 0; q < N8; ++q) dot8[q] = f32x8{0, 0, 0, 0, 0, 0, 0, 0};
+        for (uint32_t k = 16 * s; k < 16 * s + 16; ++k) {
+          const float x = A[size_t(m) * kK + k];
+          const f32x8 a = {x, x, x, x, x, x, x, x};
+          const f32x8* b = &Bt8[size_t(k) * N8];
+          for (uint32_t q = 0; q < N8; ++q) dot8[q] += a * b[q];
+        }
+        const float y = sa[m * kBlocks + s];
+        const f32x8 sam = {y, y, y, y, y, y, y, y};
+        const f32x8* sbs = &Sb8[size_t(s) * N8];
+        for (uint32_t q = 0; q < N8; ++q) acc8[q] += (sam * sbs[q]) * dot8[q];
       }
-      const float y = sa[m * kBlocks + s];
-      const f32x8 sam = {y, y, y, y, y, y, y, y};
-      const f32x8* sbs = &Sb8[size_t(s) * N8];
-      for (uint32_t q = 0; q < N8; ++q) acc8[q] += (sam * sbs[q]) * dot8[q];
-    }
-    // Layout D (§9.7.16.10.5): row m of D in lane m, columns from the D address.
-    uint32_t* cells = &tmem_cell(cta, m, d_col);
-    const float* acc = reinterpret_cast<const float*>(acc8.data());
-    if (j.accumulate) {
-      for (uint32_t n = 0; n < N; ++n) {
-        float old;
-        memcpy(&old, &cells[n], 4);
-        const float d = old + acc[n];
-        memcpy(&cells[n], &d, 4);
+      // Layout D (§9.7.16.10.5; layout A for the pair's M = 256): row m of this CTA's rows in lane m.
+      uint32_t* cells = &tmem_cell(cta, m, d_col);
+      const float* acc = reinterpret_cast<const float*>(acc8.data());
+      if (j.accumulate) {
+        for (uint32_t n = 0; n < N; ++n) {
+          float old;
+          memcpy(&old, &cells[n], 4);
+          const float d = old + acc[n];
+          memcpy(&cells[n], &d, 4);
+        }
+      } else {
+        memcpy(cells, acc, 4 * N);
       }
-    } else {
-      memcpy(cells, acc, 4 * N);
     }
   }
   g_stats.mmas++;
-  g_stats.mma_flops += 2ull * kM * N * kK;  // FP4 multiply-adds, counted like kind::f16's
+  g_stats.mma_flops += 2ull * nctas * kM * N * kK;  // FP4 multiply-adds, counted like kind::f16's
   g_stats.mma_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-void check_idesc_block_scaled(const tcg::IdescBlockScaled& id, uint32_t raw) {
+void check_idesc_block_scaled(const tcg::IdescBlockScaled& id, uint32_t raw, int cta_group) {
   const std::string name = "instruction descriptor " + hex(raw) + " (kind::mxf4nvf4, PTX ISA §9.7.16.4.2 Table 44)";
   if (id.sparse) fail_here("unsupported instruction descriptor", name + ": bit 2 asks for a sparse MMA, which is not modelled");
   if (id.sparse_sel || id.reserved3 || id.reserved6)
@@ -281,6 +318,17 @@ void check_idesc_block_scaled(const tcg::IdescBlockScaled& id, uint32_t raw) {
               name + ": SFA_ID = " + std::to_string(id.sfa_id) + " (bits 29-30), SFB_ID = " + std::to_string(id.sfb_id) +
                   " (bits 4-5); with .block16 every MMA uses all four bytes of each scale cell, so both IDs must be 0 "
                   "(PTX ISA §9.7.16.10.7.2)");
+  if (cta_group == 2) {
+    if (id.m == 128 && tcg::is_valid_mxf4_shape_cta2(id.m, id.n))
+      fail_here("unsupported MMA shape", name + ": M = 128 across a CTA pair (64 rows per CTA, D in layout B) is valid "
+                                                "but not modelled for kind::mxf4nvf4; use M = 256");
+    if (!tcg::is_valid_mxf4_shape_cta2(id.m, id.n))
+      fail_here("invalid MMA shape",
+                name + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
+                    "; kind::mxf4nvf4 with cta_group::2 needs M in {128, 256} (across the pair) and N a multiple of 16 "
+                    "in [16, 256] (PTX ISA §9.7.16.2.1; CUTLASS SM100_MMA_MXF4_2x1SM_SS)");
+    return;
+  }
   if (!tcg::is_valid_mxf4_shape_cta1(id.m, id.n))
     fail_here("invalid MMA shape",
               name + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
@@ -312,7 +360,10 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
   tcgen05_op("tcgen05.cp");
   Fiber& f = me();
   Cta& cta = *f.cta;
-  if (cta_group != 1) fail_here("not modelled", "tcgen05.cp.cta_group::2 is not modelled");
+  // .cta_group::2: the copy writes the TMEM of both CTAs of the pair (§9.7.16.9.2), each from its
+  // own shared memory at the descriptor's offset (CUTLASS loads SFA per CTA and copies it so).
+  Cta* ctas[2] = {&cta, cta_group == 2 ? &pair_peer(cta, "tcgen05.cp") : nullptr};
+  const char* name = cta_group == 2 ? "tcgen05.cp.cta_group::2.32x128b.warpx4" : "tcgen05.cp.32x128b.warpx4";
   const tcg::SmemDesc d = tcg::decode_smem_desc(s_desc);
   check_smem_desc(d, "tcgen05.cp source", s_desc);
   if (d.layout != uint32_t(tcg::Layout::kNone))
@@ -320,15 +371,16 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
               "tcgen05.cp.32x128b source descriptor " + hex(s_desc) + " has layout type " + std::to_string(d.layout) +
                   "; only the unswizzled K-major source (layout 0: row r at start + (r/8)*SBO + (r%8)*16), the one "
                   "CUTLASS and DeepGEMM use for scale factors, is modelled");
-  for (uint32_t r = 0; r < kCpRows; ++r) {
-    const uint32_t a = cp_row_addr(d, r) & kOffsetMask;
-    if (a < kSmemBase || a + kCpRowBytes > kSmemBase + cta.smem_bytes)
-      fail_here("shared memory out of bounds",
-                "tcgen05.cp source row " + std::to_string(r) + " at " + hex(cp_row_addr(d, r)) +
-                    " (start + (r/8)*SBO + (r%8)*16 with start " + hex(d.start) + ", SBO " + std::to_string(d.sbo) +
-                    ") lies outside the dynamic shared memory [" + hex(kSmemBase) + ", " +
-                    hex(kSmemBase + cta.smem_bytes) + ") of " + cta_name(cta));
-  }
+  for (Cta* c : ctas)
+    for (uint32_t r = 0; c && r < kCpRows; ++r) {
+      const uint32_t a = cp_row_addr(d, r) & kOffsetMask;
+      if (a < kSmemBase || a + kCpRowBytes > kSmemBase + c->smem_bytes)
+        fail_here("shared memory out of bounds",
+                  "tcgen05.cp source row " + std::to_string(r) + " at " + hex(cp_row_addr(d, r)) +
+                      " (start + (r/8)*SBO + (r%8)*16 with start " + hex(d.start) + ", SBO " + std::to_string(d.sbo) +
+                      ") lies outside the dynamic shared memory [" + hex(kSmemBase) + ", " +
+                      hex(kSmemBase + c->smem_bytes) + ") of " + cta_name(*c));
+    }
   // .warpx4 multicasts the 32 rows into all four warps' lane quarters (§9.7.16.9.2): row r goes to
   // lane r of each quarter, so the address names lane 0. The issuing warp does not matter (one
   // thread issues it; the tcgen05.ld/st quarter rule of §9.7.16.8.1 is about warps' own lanes).
@@ -338,21 +390,33 @@ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc, int cta_group, S
                   "): .warpx4 writes row r to lane r of each of the four 32-lane quarters, so the destination must "
                   "name lane 0");
   const uint32_t col = tcg::tmem_column(taddr);
-  tmem_check_range(cta, 0, tcg::kTmemLanes, col, kCpColumns, "tcgen05.cp.32x128b.warpx4");
-  copy_check_desc_read(cta, d, false, kCpRows, kCpRowBytes, "tcgen05.cp.32x128b.warpx4", "source");  // async_smem_writes.cpp
-  TmemUse dst;  // .warpx4: rows 0-31 into lanes r + 32w of every quarter, 4 columns
-  or_lanes(dst.lanes, 0, 128);
-  dst.col0 = col;
-  dst.ncols = kCpColumns;
-  dst.write = true;
-  dst.role = "destination";
-  prov_tmem_written(cta, dst, "tcgen05.cp.32x128b.warpx4", at, 0, 0);  // provenance.cpp
+  std::vector<std::pair<Cta*, TmemUse>> uses;
+  uint32_t targets = 0;
+  for (Cta* c : ctas) {
+    if (!c) continue;
+    tmem_check_range(*c, 0, tcg::kTmemLanes, col, kCpColumns, name);
+    if (c != &cta) note_remote_access(*c, name);
+    copy_check_desc_read(*c, d, false, kCpRows, kCpRowBytes, name, "source");  // async_smem_writes.cpp
+    TmemUse dst;  // .warpx4: rows 0-31 into lanes r + 32w of every quarter, 4 columns
+    or_lanes(dst.lanes, 0, 128);
+    dst.col0 = col;
+    dst.ncols = kCpColumns;
+    dst.write = true;
+    dst.role = "destination";
+    prov_tmem_written(*c, dst, name, at, 0, 0);  // provenance.cpp
+    uses.emplace_back(c, dst);
+    targets |= 1u << c->rank;
+  }
   TcOp rec;
   rec.kind = TcKind::kCp;
-  rec.name = "tcgen05.cp.32x128b.warpx4";
-  CpJob j{&cta, col, d, tc_issue(rec, {{&cta, dst}}, {&f}, nullptr), who(f) + " at " + loc(at)};
-  AsyncOp op{[j] { run_cp(j); }, 1u << cta.rank, "a tcgen05.cp", &f, at};
-  if (timed()) op.t = model_tcgen05_cp(cta, kCpRows * kCpRowBytes);
+  rec.name = name;
+  rec.cta_group = cta_group;
+  CpJob j{{ctas[0], ctas[1]}, col, d, tc_issue(rec, std::move(uses), {&f}, nullptr), who(f) + " at " + loc(at)};
+  AsyncOp op{[j] { run_cp(j); }, targets, "a tcgen05.cp", &f, at};
+  if (timed()) {
+    op.t = model_tcgen05_cp(cta, kCpRows * kCpRowBytes);
+    if (ctas[1]) op.t = std::max(op.t, model_tcgen05_cp(*ctas[1], kCpRows * kCpRowBytes));
+  }
   push_tc_op(f, std::move(op));
 }
 
@@ -363,19 +427,34 @@ void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uin
   tcgen05_op("tcgen05.mma");
   Fiber& f = me();
   Cta& cta = *f.cta;
-  if (cta_group != 1) fail_here("not modelled", "tcgen05.mma.cta_group::2.kind::mxf4nvf4 is not modelled");
+  Cta* ctas[2] = {&cta, nullptr};
+  if (cta_group == 2) {
+    ctas[1] = &pair_peer(cta, "tcgen05.mma");
+    if (cta.rank % 2 != 0)
+      fail_here("cta_group::2 MMA issued by the odd CTA of the pair",
+                "tcgen05.mma.cta_group::2.kind::mxf4nvf4 from CTA rank " + std::to_string(cta.rank) +
+                    ": the emulator (like CUTLASS and DeepGEMM) requires pair MMAs to be issued by the even CTA, whose "
+                    "descriptors, TMEM and scale-factor addresses then apply to both CTAs. Issuing from both CTAs "
+                    "computes every product twice; guard the MMA warp with cluster_ctarank() % 2 == 0");
+  }
+  const char* name = cta_group == 2 ? "tcgen05.mma.cta_group::2.kind::mxf4nvf4" : "tcgen05.mma.kind::mxf4nvf4";
   const tcg::IdescBlockScaled id = tcg::decode_idesc_block_scaled(idesc);
-  check_idesc_block_scaled(id, idesc);
+  check_idesc_block_scaled(id, idesc, cta_group);
   const tcg::SmemDesc a = tcg::decode_smem_desc(a_desc), b = tcg::decode_smem_desc(b_desc);
   check_smem_desc(a, "A", a_desc);
   check_smem_desc(b, "B", b_desc);
   if (tcg::tmem_lane(d_tmem) != 0)
-    fail_here("bad TMEM address", "an M = 128 MMA writes all 128 lanes; the D address must name lane 0, found lane " +
-                                      std::to_string(tcg::tmem_lane(d_tmem)));
+    fail_here("bad TMEM address", "an M = " + std::to_string(id.m) +
+                                      " MMA writes all 128 lanes (of each CTA); the D address must name lane 0, found "
+                                      "lane " + std::to_string(tcg::tmem_lane(d_tmem)));
   const uint32_t N = id.n, d_col = tcg::tmem_column(d_tmem);
-  tmem_check_range(cta, 0, tcg::kTmemLanes, d_col, N, "tcgen05.mma D");
-  check_sf_addr(cta, sfa_tmem, kM, "A");
-  check_sf_addr(cta, sfb_tmem, N, "B");
+  const uint32_t b_rows = N / uint32_t(cta_group);  // rows of B each CTA's shared memory supplies
+  for (Cta* c : ctas)
+    if (c) {
+      tmem_check_range(*c, 0, tcg::kTmemLanes, d_col, N, "tcgen05.mma D");
+      check_sf_addr(*c, sfa_tmem, kM, "A");  // its own 128 rows of A
+      check_sf_addr(*c, sfb_tmem, N, "B");   // all N rows of B, in each CTA
+    }
   const struct {
     const char* name;
     uint32_t col, ncols;
@@ -386,38 +465,49 @@ void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uin
                 std::string("the scales of ") + s.name + " in TMEM columns [" + std::to_string(s.col) + ", " +
                     std::to_string(s.col + s.ncols) + ") overlap D's columns [" + std::to_string(d_col) + ", " +
                     std::to_string(d_col + N) + "): the MMA would read scales it is overwriting");
-  // The cells it touches: D (layout D, all 128 lanes), and the scale factors it reads. Copies of
+  // The cells it touches in each CTA: D (all 128 lanes), and the scale factors it reads. Copies of
   // other threads that this MMA is ordered after by fence + synchronisation + fence (a pipelined
   // pair across threads, PTX ISA §9.7.16.6.4.3) come back in `after` and are performed first.
   std::vector<std::pair<Cta*, TmemUse>> uses;
   const char* roles[3] = {"accumulator D", "scale factors of A", "scale factors of B"};
   const uint32_t cols[3][2] = {{d_col, N}, {sf[0].col, sf[0].ncols}, {sf[1].col, sf[1].ncols}};
-  for (int i = 0; i < 3; ++i) {
-    TmemUse u;
-    or_lanes(u.lanes, 0, 128);
-    u.col0 = cols[i][0];
-    u.ncols = cols[i][1];
-    u.write = i == 0;
-    u.role = roles[i];
-    uses.emplace_back(&cta, u);
+  uint32_t targets = 0;
+  for (Cta* c : ctas) {
+    if (!c) continue;
+    if (c != &cta) note_remote_access(*c, name);
+    for (int i = 0; i < 3; ++i) {
+      TmemUse u;
+      or_lanes(u.lanes, 0, 128);
+      u.col0 = cols[i][0];
+      u.ncols = cols[i][1];
+      u.write = i == 0;
+      u.role = roles[i];
+      uses.emplace_back(c, u);
+    }
+    copy_check_desc_read(*c, a, false, kM, 32, name, "operand A");  // async_smem_writes.cpp
+    copy_check_desc_read(*c, b, false, b_rows, 32, name, "operand B");
+    prov_check_operand(*c, a, false, "A");  // provenance.cpp, as for kind::f16
+    prov_check_operand(*c, b, false, "B");
+    targets |= 1u << c->rank;
   }
-  copy_check_desc_read(cta, a, false, kM, 32, "tcgen05.mma.kind::mxf4nvf4", "operand A");  // async_smem_writes.cpp
-  copy_check_desc_read(cta, b, false, N, 32, "tcgen05.mma.kind::mxf4nvf4", "operand B");
-  prov_check_operand(cta, a, false, "A");  // provenance.cpp, as for kind::f16
-  prov_check_operand(cta, b, false, "B");
-  if (accumulate) prov_check_tmem_read(cta, uses[0].second, "tcgen05.mma.kind::mxf4nvf4", /*mma_accumulate=*/true);
-  prov_tmem_written(cta, uses[0].second, "tcgen05.mma.kind::mxf4nvf4", at, kM, N);
+  for (const auto& [c, u] : uses)
+    if (u.write) {
+      if (accumulate) prov_check_tmem_read(*c, u, name, /*mma_accumulate=*/true);
+      prov_tmem_written(*c, u, name, at, id.m, N);
+    }
   TcOp rec;
   rec.kind = TcKind::kMma;
-  rec.name = "tcgen05.mma.kind::mxf4nvf4";
+  rec.name = name;
+  rec.cta_group = cta_group;
   rec.d_tmem = d_tmem;
-  rec.m = kM;
+  rec.m = id.m;
   rec.n = N;
   rec.mma_kind = 1;
-  Mxf4Job j{&cta, d_tmem, sfa_tmem, sfb_tmem, a, b, N, accumulate, nullptr, {}, who(f) + " at " + loc(at)};
+  Mxf4Job j{{ctas[0], ctas[1]}, d_tmem, sfa_tmem, sfb_tmem, a, b, N, accumulate, nullptr, {}, who(f) + " at " + loc(at)};
   j.rec = tc_issue(rec, std::move(uses), {&f}, &j.after);
-  AsyncOp op{[j] { run_mxf4(j); }, 1u << cta.rank, "a tcgen05.mma", &f, at};
-  if (timed()) op.t = model_mma(cta, nullptr, kM, N, kM * 32, N * 32, false);  // 64 FP4 = 32 bytes a row
+  AsyncOp op{[j] { run_mxf4(j); }, targets, "a tcgen05.mma", &f, at};
+  // 64 FP4 = 32 bytes a row; each SM reads its 128 rows of A and its N / cta_group rows of B.
+  if (timed()) op.t = model_mma(cta, ctas[1], kM, N, kM * 32, b_rows * 32, cta_group == 2);
   push_tc_op(f, std::move(op));
 }
 

@@ -169,26 +169,34 @@ KNOBS=$S13_KNOBS ARGS=$S13_ARGS case_ s13-multicast-to-the-whole-cluster $S13 "e
   'sf_bytes, tma_full_bar(s), mc_mask);' 'sf_bytes, tma_full_bar(s), copy_mask);'
 
 # step 15 (the dual GEMM with SiLU). S15_ARGS: 2 x 2 tiles of 128 x 128 (per product), 17 k-tiles
-# (the last of one k-step), integer inputs, on 8 SMs: the plan takes S = 2 (clusters of 2), so
-# every CTA exchanges both accumulators' quarters. The new hazards, each caught at its issue:
-# the second accumulator half over the first (the two MMAs of a k-step write the same TMEM cells
+# (the last of one k-step), integer inputs, on 8 SMs, one-CTA MMAs forced (TCG_STEP15_CTA_GROUP=1):
+# the plan takes S = 2 (clusters of 2), so every CTA exchanges both accumulators' quarters. The
+# new hazards, each caught at its issue: the second accumulator half over the first (the two MMAs of a k-step write the same TMEM cells
 # unordered); the epilogue waiting for a commit issued before the last k-step's second MMA (its
 # tcgen05.ld of y reads cells that MMA still writes); a slot freed by a commit between the two
 # products (the producer's next copy lands on A while the second MMA reads it; under some seeds
 # the refilled stage's scale copy to TMEM, over the columns that MMA still reads, is reported first).
 S15=steps/step15_nvfp4_dual_gemm.cu
 S15_ARGS="--m 256 --n 256 --k 4160 --inputs integer --sim-sms 8"
-ARGS=$S15_ARGS case_ s15-accumulators-overlap $S15 "every:diag:(its accumulator D) writes TMEM" \
+KNOBS="TCG_STEP15_CTA_GROUP=1" ARGS=$S15_ARGS case_ s15-accumulators-overlap $S15 "every:diag:(its accumulator D) writes TMEM" \
   'static constexpr uint32_t ACC2_COL = BN;' 'static constexpr uint32_t ACC2_COL = BN / 2;  // "half the columns are enough"'
-ARGS=$S15_ARGS case_ s15-epilogue-before-second-product $S15 "every:diag:tcgen05.ld.32x32b (its source) reads TMEM" \
+KNOBS="TCG_STEP15_CTA_GROUP=1" ARGS=$S15_ARGS case_ s15-epilogue-before-second-product $S15 "every:diag:tcgen05.ld.32x32b (its source) reads TMEM" \
   '            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);' '            if (i == my_stages - 1 && j == kts_of_stage(i) - 1 && ks == ksteps_of(kt0 + j) - 1)
               mma_commit(mainloop_done_bar);  // "x is complete: the epilogue may start"
             mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);' \
-  '      mma_commit(mainloop_done_bar);
-    }' '    }'
-ARGS=$S15_ARGS case_ s15-slot-freed-after-first-product $S15 "diag:(operand A) issued by" \
+  '      } else {
+        mma_commit(mainloop_done_bar);
+      }' '      }'
+# The 2-SM pair's hazard: the leader arms its full barrier for its own boxes only, forgetting that
+# the peer's .cta_group::2 copies complete on it too; the phase can then complete with the peer's
+# boxes still in flight, and the pair MMA reads the peer's shared memory a copy is still writing.
+KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64" ARGS="--m 256 --n 128 --k 4160 --inputs integer --sim-sms 4" \
+  case_ s15-pair-leader-expects-own-bytes $S15 "wrong" \
+  '                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES));' \
+  '                                      uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES);  // "my boxes"'
+KNOBS="TCG_STEP15_CTA_GROUP=1" ARGS=$S15_ARGS case_ s15-slot-freed-after-first-product $S15 "diag:(operand A) issued by" \
   '            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);' '' \
   '        // One commit after both products'"'"' MMAs: the slot (A, B1, B2 and their scales) is freed only

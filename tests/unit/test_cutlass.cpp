@@ -266,6 +266,24 @@ TEST_CASE("make_instr_desc_block_scaled / SM100_MMA_MXF4_SS: CUTLASS vs make_ide
   CHECK_FALSE(tcg::is_valid_mxf4_shape_cta1(64, 128));
 }
 
+// The pair atom SM100_MMA_MXF4_2x1SM_SS (step 15's 2-SM form): its traits' idesc for M = 256 is
+// make_idesc_mxf4nvf4(256, N) bit for bit.
+template <int N>
+void check_idesc_mxf4_2sm() {
+  CAPTURE(N);
+  using Atom = cute::SM100_MMA_MXF4_2x1SM_SS<E2M1, E2M1, float, UE4M3, 256, N, 16, Major::K, Major::K>;
+  const cute::MMA_Traits<Atom> traits{};
+  CHECK(static_cast<uint32_t>(traits.idesc_) == tcg::make_idesc_mxf4nvf4(rt(256u), rt(uint32_t(N))));
+  CHECK(tcg::is_valid_mxf4_shape_cta2(256, N));
+}
+
+TEST_CASE("SM100_MMA_MXF4_2x1SM_SS: CUTLASS's pair idesc vs make_idesc_mxf4nvf4(256, N)") {
+  check_idesc_mxf4_2sm<16>();
+  check_idesc_mxf4_2sm<64>();
+  check_idesc_mxf4_2sm<128>();
+  check_idesc_mxf4_2sm<256>();
+}
+
 TEST_CASE("e2m1_to_float / ue4m3_to_float vs CUTLASS's float_e2m1_t / float_ue4m3_t, every code") {
   for (uint32_t c = 0; c < 16; ++c) {
     CAPTURE(c);

@@ -40,13 +40,15 @@ inline Tiles tiles_of(int64_t m, int n, int block_n, bool swap) {
 struct Forced {
   int block_n = 0;  // 0: the planner's choice
   int swap = -1;    // -1: the planner's choice; 0 or 1 forced
+  int mc = 0;       // 0: the planner's choice
 };
 
 struct Plan {
   int block_n = 64;
   bool swap = true;
+  int mc = 1;                 // CTAs of a cluster sharing Y's copies (multicast), 1, 2 or 4
   int tiles = 0;              // all groups' tiles
-  int ctas = 0;               // the persistent grid: min(tiles, SMs), at least 1
+  int ctas = 0;               // the persistent grid: min(tiles, the CTAs resident at once in clusters of MC)
   int max_tiles_per_cta = 0;  // ceil(tiles / ctas): the static walk gives CTA i tiles i, i + ctas, ...
   double rows_used = 0;       // the share of the MMA rows x columns that hold real rows of C
   double ns = 0;              // the estimate the choice was made on

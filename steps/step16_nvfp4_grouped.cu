@@ -115,15 +115,16 @@ struct TileWalk {
   bool swap;
   int group = 0, first = 0;  // the current group and the number of its first tile
   __device__ int tiles_y(int m) const { return swap ? ceil_div(m, BN) : ceil_div(n, BN); }
-  __device__ int tiles_of(int m) const { return (swap ? ceil_div(n, BLOCK_X) : ceil_div(m, BLOCK_X)) * tiles_y(m); }
+  __device__ int tiles_of(int m) const { return tiles_x(m) * tiles_y(m); }
+  __device__ int tiles_x(int m) const { return swap ? ceil_div(n, BLOCK_X) : ceil_div(m, BLOCK_X); }
   // Tile `t` of the walk; false past the last group's last tile.
   __device__ bool find(int t, TileAt* at) {
     for (; group < count; ++group) {
       const int m = groups[group].m, tiles = tiles_of(m);
       if (t < first + tiles) {
-        // X-major within a group: consecutive tiles (on neighbouring CTAs) share X's rows.
-        const int local = t - first, ty = tiles_y(m);
-        *at = TileAt{group, local / ty * BLOCK_X, local % ty * BN};
+        // Y-major within a group: consecutive tiles (the MC CTAs of a cluster) share Y's rows.
+        const int local = t - first, tx = tiles_x(m);
+        *at = TileAt{group, local % tx * BLOCK_X, local / tx * BN};
         return true;
       }
       first += tiles;
@@ -134,7 +135,7 @@ struct TileWalk {
 
 template <int BN, bool kTrace>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUtensorMap& tmpl_y, CUtensorMap* slots,
-                                          const GroupDesc* groups, int count, int n, int k, bool swap,
+                                          const GroupDesc* groups, int count, int n, int k, bool swap, int mc,
                                           const TraceBuf& trace_buf) {
   using L = Cfg<BN>;
   constexpr int NUM_STAGES = L::NUM_STAGES;
@@ -152,6 +153,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
   auto acc_empty_bar = [&](int b) { return smem_base + L::ACC_EMPTY_BARS + 8 * b; };
   const uint32_t tmem_slot = smem_base + L::TMEM_SLOT;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // MC > 1: clusters of MC CTAs walk MC consecutive tiles at a time, which share Y's rows; rank
+  // r issues Y's box and scales of every MC-th stage for all of them (.multicast::cluster).
+  const int mc_rank = int(blockIdx.x) % mc;
+  const uint16_t mc_mask = uint16_t((1u << mc) - 1u);
 
   if (warp == 1) {
     tmem_alloc(tmem_slot, TMEM_COLS);
@@ -159,7 +164,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
   } else if (warp == 0 && elect_one_sync()) {
     for (int s = 0; s < NUM_STAGES; ++s) {
       mbarrier_init(tma_full_bar(s), 1);
-      mbarrier_init(mma_done_bar(s), 1);
+      mbarrier_init(mma_done_bar(s), uint32_t(mc));  // free once all MC CTAs' MMAs have read it
     }
     for (int b = 0; b < 2; ++b) {
       mbarrier_init(acc_full_bar(b), 1);   // the MMA warp's commit
@@ -167,8 +172,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
     }
     fence_mbarrier_init();
   }
+  // MC > 1: the peers' multicast copies and commits signal this CTA's barriers, so no CTA goes on
+  // before every CTA's inits are published (as step 13; relaxed, the slot's address still needs
+  // __syncthreads).
   tcgen05_fence_before_thread_sync();
+  if (mc > 1) cluster_arrive_relaxed();
   __syncthreads();
+  if (mc > 1) cluster_wait();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem_base = tmem_address_from_slot(tmem_slot);
   trace.end(Phase::kSetup);
@@ -239,11 +249,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
           // zeros and counted in the box's bytes (PTX ISA §5.5.6); no MMA reads it.
           mbarrier_arrive_expect_tx(tma_full_bar(s), X_STAGE_BYTES + L::Y_STAGE_BYTES + 2 * sf_bytes);
           tma_load_3d(x_tile(s), mx, 0, at.x0, kt0, tma_full_bar(s));
-          tma_load_3d(y_tile(s), my, 0, at.y0, kt0, tma_full_bar(s));
           bulk_load(sfx_tile(s), sfx + sf_atom_offset(sfx_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
                     tma_full_bar(s));
-          bulk_load(sfy_tile(s), sfy + sf_atom_offset(sfy_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
-                    tma_full_bar(s));
+          if (mc == 1) {
+            tma_load_3d(y_tile(s), my, 0, at.y0, kt0, tma_full_bar(s));
+            bulk_load(sfy_tile(s), sfy + sf_atom_offset(sfy_block, uint32_t(kt0 * KSTEPS), uint32_t(k)), sf_bytes,
+                      tma_full_bar(s));
+          } else if (stage % mc == mc_rank) {  // this CTA's turn: Y for the MC CTAs (every one expects it)
+            tma_load_3d_multicast(y_tile(s), my, 0, at.y0, kt0, tma_full_bar(s), mc_mask);
+            bulk_load_multicast(sfy_tile(s), sfy + sf_atom_offset(sfy_block, uint32_t(kt0 * KSTEPS), uint32_t(k)),
+                                sf_bytes, tma_full_bar(s), mc_mask);
+          }
           last_stage[slot] = stage;
           if (s == NUM_STAGES - 1) empty_parity ^= 1;
         }
@@ -291,7 +307,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
               mma_mxf4nvf4_block16_ss(tmem_acc, x_desc, y_desc, L::IDESC, sfx_tmem, sfy_tmem + sfy_cols,
                                       /*accumulate=*/i > 0 || j > 0 || ks > 0);
             }
-          mma_commit(mma_done_bar(s));  // frees slot s once these MMAs have read it
+          // Frees slot s once these MMAs have read it, in every CTA of the cluster (any may refill it).
+          if (mc > 1) mma_commit_multicast(mma_done_bar(s), mc_mask);
+          else mma_commit(mma_done_bar(s));
           if (s == NUM_STAGES - 1) full_parity ^= 1;
         }
         mma_commit(acc_full_bar(buf));  // the tile's accumulator is complete
@@ -332,9 +350,16 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
     }
   }
 
+  // Teardown. MC > 1: a cluster barrier, so that no CTA exits while a peer's copy or commit may
+  // still reach its shared memory (every CTA drained its own ring first).
   trace.begin(Phase::kTeardown);
   tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  if (mc > 1) {
+    cluster_arrive_relaxed();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }
   tcgen05_fence_after_thread_sync();
   if (warp == 1) tmem_dealloc(tmem_base, TMEM_COLS);
   trace.end(Phase::kTeardown);
@@ -342,8 +367,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
 
 #define TCG_STEP16_PARAMS                                                                                     \
   const __grid_constant__ CUtensorMap tmpl_x, const __grid_constant__ CUtensorMap tmpl_y, CUtensorMap *slots, \
-      const GroupDesc *groups, int count, int n, int k, bool swap, const __grid_constant__ TraceBuf trace_buf
-#define TCG_STEP16_ARGS tmpl_x, tmpl_y, slots, groups, count, n, k, swap, trace_buf
+      const GroupDesc *groups, int count, int n, int k, bool swap, int mc, const __grid_constant__ TraceBuf trace_buf
+#define TCG_STEP16_ARGS tmpl_x, tmpl_y, slots, groups, count, n, k, swap, mc, trace_buf
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS) gemm_kernel_n128(TCG_STEP16_PARAMS) {
   gemm_body<128, kTrace>(TCG_STEP16_ARGS);
@@ -362,6 +387,7 @@ static grouped::Plan plan_for(const int64_t* m, int count, int n, int k, int sms
   grouped::Forced f;
   f.block_n = env_knob("TCG_STEP16_BLOCK_N", {32, 64, 128}, 0);
   f.swap = env_knob("TCG_STEP16_SWAP_AB", {0, 1}, -1);
+  f.mc = env_knob("TCG_STEP16_MULTICAST", {1, 2, 4}, 0);
   return grouped::plan(m, count, n, k, sms, f);
 }
 static StepPlan plan_line(const int64_t* m, int count, int n, int k, int sms) {
@@ -378,7 +404,9 @@ constexpr StepSpec spec{16, "nvfp4_grouped", "NVFP4 grouped GEMM: all experts' G
                         /*cluster_size=*/1, /*epilogue=*/nullptr, /*repeat=*/true, /*persistent=*/{}, nullptr,
                         "  TCG_STEP16_SWAP_AB=0|1       forces the swap: 1 puts B_g (weights) on the MMA's 128 rows\n"
                         "                               and the tokens on its BLOCK_N, 0 puts A_g (tokens) there\n"
-                        "  TCG_STEP16_BLOCK_N=32|64|128 forces BLOCK_N (tokens if swapped, columns of C if not)\n",
+                        "  TCG_STEP16_BLOCK_N=32|64|128 forces BLOCK_N (tokens if swapped, columns of C if not)\n"
+                        "  TCG_STEP16_MULTICAST=1|2|4   forces MC, the CTAs of a cluster sharing Y's copies (MC must\n"
+                        "                               divide every group's tiles along X)\n",
                         /*sim_default=*/{0, 256, 768, 3}, &plan_line, "1,0,40,130,77"};
 
 void launch(const GemmArgs& g) {
@@ -395,18 +423,19 @@ void launch(const GemmArgs& g) {
   LaunchDims d;
   d.grid = dim3(unsigned(p.ctas));
   d.block = dim3(NUM_THREADS);
+  d.cluster = dim3(unsigned(p.mc), 1, 1);
   if (p.block_n == 128) {
     d.smem_bytes = Cfg<128>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n128, g.trace), d, g.stream, tmpl_x, tmpl_y, slots, G.desc, G.count, g.n, g.k,
-                  p.swap, g.trace);
+                  p.swap, p.mc, g.trace);
   } else if (p.block_n == 64) {
     d.smem_bytes = Cfg<64>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n64, g.trace), d, g.stream, tmpl_x, tmpl_y, slots, G.desc, G.count, g.n, g.k,
-                  p.swap, g.trace);
+                  p.swap, p.mc, g.trace);
   } else {
     d.smem_bytes = Cfg<32>::SMEM_BYTES + kSmemAlignSlack;
     launch_kernel(TCG_TRACED(gemm_kernel_n32, g.trace), d, g.stream, tmpl_x, tmpl_y, slots, G.desc, G.count, g.n, g.k,
-                  p.swap, g.trace);
+                  p.swap, p.mc, g.trace);
   }
 }
 

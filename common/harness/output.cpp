@@ -52,6 +52,9 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
     std::printf("groups:   %zu%s%s: M = %s (sum %lld), each with its own A_g, B_g, scales and C_g\n",
                 o.groups.m.size(), o.groups.name.empty() ? "" : ", preset ", o.groups.name.c_str(), list.c_str(),
                 static_cast<long long>(o.m));
+    if (o.groups.speed_of_light_us > 0)
+      std::printf("bound:    the competition's stated speed of light for this case: %.3f us on a B200\n",
+                  o.groups.speed_of_light_us);
   }
   if (fp4 && o.inputs == Inputs::kCompetition)
     std::printf(

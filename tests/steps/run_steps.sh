@@ -53,6 +53,7 @@ run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP
   env_shown+=${TCG_STEP14_PAIRS:+TCG_STEP14_PAIRS=$TCG_STEP14_PAIRS }${TCG_STEP14_GROUP:+TCG_STEP14_GROUP=$TCG_STEP14_GROUP }
   env_shown+=${TCG_STEP15_SPLITS:+TCG_STEP15_SPLITS=$TCG_STEP15_SPLITS }${TCG_STEP15_BLOCK_N:+TCG_STEP15_BLOCK_N=$TCG_STEP15_BLOCK_N }
   env_shown+=${TCG_STEP16_SWAP_AB:+TCG_STEP16_SWAP_AB=$TCG_STEP16_SWAP_AB }${TCG_STEP16_BLOCK_N:+TCG_STEP16_BLOCK_N=$TCG_STEP16_BLOCK_N }
+  env_shown+=${TCG_STEP16_MULTICAST:+TCG_STEP16_MULTICAST=$TCG_STEP16_MULTICAST }
   if out=$(./"$step" --sim "$@" 2>&1) && { [ -z "${PLAN_HAS:-}" ] || grep -q "^plan: .*$PLAN_HAS" <<<"$out"; }; then
     passed=$((passed + 1))
     printf 'ok    %s%s %s  [%s%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')" \
@@ -255,11 +256,12 @@ for step in "$@"; do
     # a box of two), the ring wrapping within a tile; integer inputs bitwise, random, wide and the
     # competition's inputs within tolerance. Small N and K keep it cheap; the ranked presets at
     # full size take minutes (docs/16_nvfp4_grouped_gemm.md).
-    expected=$((expected + 20))
+    expected=$((expected + 25))
     [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
     PLAN_HAS="A and B swapped" run "$step"                                   # default: 5 groups on 3 SMs
     for b in "TCG_STEP16_BLOCK_N=48 --" "TCG_STEP16_SWAP_AB=2 --" "-- --groups 80,,72" "-- --groups 80,-1" \
-             "-- --groups 40 --k 320" "-- --m 64" "-- --groups g2-n4096-k1536 --n 512"; do
+             "-- --groups 40 --k 320" "-- --m 64" "-- --groups g2-n4096-k1536 --n 512" \
+             "TCG_STEP16_MULTICAST=4 TCG_STEP16_SWAP_AB=0 -- --groups 1,0,40 --n 512 --k 256" "TCG_STEP16_MULTICAST=4 -- --sim-sms 2"; do
       read -r -a words <<<"$b"; refused "$step" "${words[@]}"
     done
     G=(--groups 1,0,40,130,77,8,3 --n 200 --k 768 --sim-sms 2)                # M 1, 0, not % 8; 3 k-tiles; 2 SMs
@@ -267,6 +269,10 @@ for step in "$@"; do
       TCG_STEP16_SWAP_AB=$sw TCG_STEP16_BLOCK_N=$bn PLAN_HAS="BLOCK_N $bn" run "$step" "${G[@]}" --inputs integer
     done; done
     TCG_STEP16_SWAP_AB=1 TCG_STEP16_BLOCK_N=64 run "$step" "${G[@]}" --inputs random --sim-seed 2
+    for mc in 2 4; do                                                         # Y (the tokens) multicast to MC CTAs
+      TCG_STEP16_MULTICAST=$mc TCG_STEP16_BLOCK_N=32 PLAN_HAS="MC $mc" run "$step" --groups 1,0,40,130,77 --n 512 --k 768 --inputs integer --sim-sms 8
+    done
+    TCG_STEP16_MULTICAST=4 PLAN_HAS="MC 4" run "$step" --groups 1,0,40,130,77 --n 512 --k 768 --inputs wide --sim-sms 8 --sim-seed 6
     TCG_STEP16_SWAP_AB=0 TCG_STEP16_BLOCK_N=128 run "$step" "${G[@]}" --inputs wide --sim-seed 3
     run "$step" --groups 0,0 --n 128 --k 256                                   # every group empty: nothing written
     run "$step" --groups 130,3 --n 136 --k 4096 --inputs integer --sim-sms 2   # 16 k-tiles: the ring wraps in a tile

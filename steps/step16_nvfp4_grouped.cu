@@ -196,7 +196,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
       uint32_t empty_parity = 1;
       int stage = 0;                          // stages issued so far, over all tiles
       int slot = -1, slot_group = -1;         // the slot in use and the group it holds
-      int last_stage[SLOTS] = {-1, -1};       // the last stage loaded through each slot
+      int last_stage0 = -1, last_stage1 = -1;  // the last stage loaded through slot 0 and 1 (registers)
       CUtensorMap* mine = slots + size_t(blockIdx.x) * SLOTS * 2;  // this CTA's slots: [slot][X, Y]
       TileAt at;
       for (int t = int(blockIdx.x); walk.find(t, &at); t += grid) {
@@ -212,7 +212,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
           // i.e. its full barrier completed that stage's phase. A stage NUM_STAGES or more back
           // had, before its ring slot was refilled; the others are waited for here.
           slot = slot < 0 ? 0 : slot ^ 1;
-          const int last = last_stage[slot];
+          const int last = slot == 0 ? last_stage0 : last_stage1;
           for (int j = stage - NUM_STAGES > 0 ? stage - NUM_STAGES : 0; j <= last; ++j)
             mbarrier_wait_parity(tma_full_bar(j % NUM_STAGES), uint32_t(j / NUM_STAGES) & 1u);
           CUtensorMap* mx = mine + slot * 2;
@@ -260,7 +260,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmpl_x, const CUten
             bulk_load_multicast(sfy_tile(s), sfy + sf_atom_offset(sfy_block, uint32_t(kt0 * KSTEPS), uint32_t(k)),
                                 sf_bytes, tma_full_bar(s), mc_mask);
           }
-          last_stage[slot] = stage;
+          (slot == 0 ? last_stage0 : last_stage1) = stage;
           if (s == NUM_STAGES - 1) empty_parity ^= 1;
         }
       }

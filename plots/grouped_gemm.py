@@ -65,9 +65,8 @@ def table():
             r["time_us_fast"], r["time_us_slow"], r["ratio_to_speed_of_light"], r["pace"]))
     print()
     print("All times in µs. Speed of light: the task's bound per case. Step 16: the B200 timing model's kernel "
-          "time (`python3 plots/grouped_gemm.py predict`, revision %s), range: every estimated parameter at its "
-          "fast and slow end (docs/timing_model.md, \"Ranges\"). Bound: the model's own `pace:` line." % (
-              rows[0]["git_rev"] if rows else "—"))
+          "time (`python3 plots/grouped_gemm.py predict`), range: every estimated parameter at its fast and slow "
+          "end (docs/timing_model.md, \"Ranges\"). Bound: the model's own `pace:` line.")
 
 
 def main():

@@ -29,13 +29,19 @@
 //   * C_g's rows past M_g are not written: the epilogue stores each element it holds only below
 //     M_g (a group's C_g is its own allocation; the emulator reports a store past its end).
 //
-// PLAN (common/grouped_plan.cpp, the timing model's parameters; the run prints it). The four
-//   ranked cases, `./step16 --predict --groups PRESET` (us; point and range), beside the stated
-//   speed of light (docs/16_nvfp4_grouped_gemm.md):
-//     g8-n4096-k7168   swapped, BLOCK_N 64    see the page      speed of light 18.833
-//     g8-n7168-k2048   swapped, BLOCK_N 64                                     10.667
-//     g2-n3072-k4096   swapped, BLOCK_N 64                                      2.406
-//     g2-n4096-k1536   swapped, BLOCK_N 128                                     1.525
+// PLAN (common/grouped_plan.cpp, the timing model's parameters; the run prints it): swap and
+//   BLOCK_N with the least estimate; MC 1 unless forced. The four ranked cases, `./step16 --predict
+//   --groups CASE` (us; point and range; results/model_b200_grouped.csv), all swapped, BLOCK_N 128:
+//     g8-n4096-k7168   31.36 (25.44 - 41.44)   speed of light 18.833   the SMs' TMA units
+//     g8-n7168-k2048   17.11 (12.58 - 22.46)                  10.667   the SMs' TMA units
+//     g2-n3072-k4096    7.90 ( 5.60 - 11.29)                   2.406   TMA units, 120 of 148 SMs
+//     g2-n4096-k1536    4.58 ( 3.27 -  6.91)                   1.525   the ring's latency, fixed costs
+//   WHY FASTER THAN ONE LAUNCH PER GROUP: the SMs a small group leaves idle take the next group's
+//   tiles, and the fixed costs (launch, setup, the first TMA round trip, the last C) are paid once
+//   per CTA, not once per group. The same kernel on one group at a time (`--groups 192` then
+//   `--groups 320`, model): 6.45 + 6.95 = 13.40 us against 7.90 for both; 3.57 + 4.42 = 7.99
+//   against 4.58 on the last case. Unswapped or narrower token tiles were slower in the model
+//   (docs/16_nvfp4_grouped_gemm.md), and so was MC 4 on the third case (8.10).
 //
 // SHARED MEMORY, TMEM: a stage is X's 2 k-tiles (32 KiB), Y's (2 x BLOCK_N x 128 B) and both scale
 //   blocks (8 KiB): 4 stages of 48 or 56 KiB, or 3 of 72 KiB at BLOCK_N 128. TMEM: 2 x BLOCK_N
@@ -43,8 +49,8 @@
 //
 // CONSTRAINTS
 //   Any M_g >= 0 (0: nothing written), N >= 1, K a multiple of 256 (the 3-D boxes view K in whole
-//   k-tiles); each operand 16-byte aligned. TCG_STEP16_SWAP_AB=0|1 and TCG_STEP16_BLOCK_N=
-//   32|64|128 force the plan.
+//   k-tiles); each operand 16-byte aligned. TCG_STEP16_SWAP_AB=0|1, TCG_STEP16_BLOCK_N=32|64|128
+//   and TCG_STEP16_MULTICAST=1|2|4 (MC dividing every group's tiles along X) force the plan.
 //
 // RUN
 //   make step16 && ./step16            (the emulator here: 5 small groups, M 1, 0, 40, 130 and 77,

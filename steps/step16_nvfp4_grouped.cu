@@ -53,8 +53,8 @@
 //   and TCG_STEP16_MULTICAST=1|2|4 (MC dividing every group's tiles along X) force the plan.
 //
 // RUN
-//   make step16 && ./step16            (the emulator here: 5 small groups, M 1, 0, 40, 130 and 77,
-//                                       on 3 SMs; a GPU run is not written yet)
+//   make step16 && ./step16            (B200: the real kernel, not yet run on one; elsewhere the
+//                                       emulator: 5 small groups, M 1, 0, 40, 130 and 77, on 3 SMs)
 //   ./step16 --groups g8-n4096-k7168 --inputs competition     (a ranked case, verified)
 //   ./step16 --predict --groups g8-n4096-k7168                (the B200 timing model)
 #include "../common/kernel_common.cuh"

@@ -8,8 +8,8 @@
 //   column (TCG_STEP11_SWAP_AB), BLOCK_N chosen per shape. Steps 12 and 13 add clusters (a split
 //   reduced through DSMEM, A multicast along N); a cluster's CTAs must work on the same tile at
 //   the same time, which a static walk over groups of unequal size does not give, and what the
-//   multicast shares here (the tokens, Y below) is the small operand. The split is left out (S 1;
-//   see WHAT BOUNDS IT). What is new:
+//   multicast shares here (the tokens, Y below) is the small operand. K is not split (what that
+//   costs the two small cases: docs/16_nvfp4_grouped_gemm.md). What is new:
 //   * One launch walks the tiles of all groups: the groups' tiles are numbered group after group
 //     (prefix sums of their tile counts, each group's M_g read from a table in device memory, as
 //     a mixture-of-experts layer passes it), and CTA i of a persistent grid takes tiles i, i +

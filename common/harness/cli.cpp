@@ -86,7 +86,12 @@ std::string usage(const StepSpec& spec) {
   std::string u;
   u += "usage: " + p + " [options]\n";
   u += strf("%s: %s\n", p.c_str(), spec.title);
-  if (spec.operands == Operands::kNVFP4DualSilu) {
+  const bool grouped = spec.operands == Operands::kNVFP4Grouped;
+  if (grouped) {
+    u += "Computes G GEMMs in one launch, C_g = A_g * B_g^T (A_g: M_g x K, B_g: N x K, NVFP4; C_g: M_g x N\n";
+    u += "FP16; FP32 accumulation), as a mixture-of-experts layer does, verifies every group against\n";
+    u += "the CPU and times it; without a suitable GPU it runs in the tcgen05 emulator on the CPU.\n\n";
+  } else if (spec.operands == Operands::kNVFP4DualSilu) {
     u += "Computes C = silu(A * B1^T) * (A * B2^T) (A: MxK, B1 and B2: NxK, all NVFP4: E2M1 values\n";
     u += "with one UE4M3 scale per 16 along K; C: MxN row-major FP16; FP32 accumulation and\n";
     u += "epilogue), verifies it against the CPU and times it; without a suitable GPU it runs in\n";
@@ -100,10 +105,7 @@ std::string usage(const StepSpec& spec) {
     u += "verifies it and times it against cuBLAS; without a suitable GPU it runs in the tcgen05\n";
     u += "emulator on the CPU.\n\n";
   }
-  if (spec.operands == Operands::kNVFP4Grouped) {
-    u += "Computes G GEMMs in one launch, C_g = A_g * B_g^T (A_g: M_g x K, B_g: N x K, NVFP4; C_g: M_g x N\n";
-    u += "FP16; FP32 accumulation), as a mixture-of-experts layer does, verifies every group against\n";
-    u += "the CPU and times it; without a suitable GPU it runs in the tcgen05 emulator on the CPU.\n\n";
+  if (grouped) {
     u += "  --groups LIST|FILE|PRESET  the groups: M of each, e.g. 80,176,0,72 (M = 0 is legal), a file\n";
     u += strf("                          of such numbers, or a preset with its N and K [%s]:\n",
               spec.default_groups ? spec.default_groups : "");
@@ -118,7 +120,10 @@ std::string usage(const StepSpec& spec) {
   else
     u += strf("  --m N, --n N, --k N     problem size [%lld; %lld in the emulator]\n",
               static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim));
-  if (fp4) {
+  if (grouped) {
+    u += strf("                          (K must be a multiple of %d: this step's boxes hold whole\n"
+              "                          k-tiles of 256)\n", spec.k_multiple);
+  } else if (fp4) {
     u += strf("                          (K must be a multiple of %d: one kind::mxf4nvf4 MMA\n",
               std::max(spec.k_multiple, static_cast<int>(kNvfp4KMultiple)));
     u += "                          consumes 64 K elements, four 16-element scale blocks)\n";
@@ -146,7 +151,7 @@ std::string usage(const StepSpec& spec) {
     u += "                          sums round, so a sum's order shows in the bits) [random]\n";
   }
   u += strf("  --check, --no-check     verify against a reference (%s, or the CPU) [--check]\n",
-            spec.operands == Operands::kNVFP4DualSilu ? "the CPU only" : fp4 ? "cuBLASLt" : "cuBLAS");
+            spec.operands == Operands::kNVFP4DualSilu || grouped ? "the CPU only" : fp4 ? "cuBLASLt" : "cuBLAS");
   u += "  --csv FILE              append one result row to FILE (header written if new)\n";
   u += "  --gpu                   insist on a GPU run (exit 3 if there is no suitable GPU)\n";
   u += "  --sim                   run in the tcgen05 emulator even if a GPU is present\n";

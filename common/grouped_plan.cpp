@@ -81,7 +81,7 @@ Plan plan(const int64_t* m, int count, int n, int k, int sms, const Forced& forc
       }
       const int resident = nvfp4::resident_ctas(mc, sms);
       if (!divides || resident < mc) {
-        if (forced.mc == mc)
+        if (forced.mc == mc && why_not.rfind("TCG_STEP16_MULTICAST=", 0) != 0)  // the first reason: the swapped plan's
           why_not = "TCG_STEP16_MULTICAST=" + std::to_string(mc) +
                     (divides ? ": clusters of " + std::to_string(mc) + " do not fit a GPU of " + std::to_string(sms) + " SMs"
                              : ": MC must divide every group's tiles along X (" + std::string(q.swap ? "N" : "M_g") +

@@ -35,6 +35,27 @@ struct Nvfp4Operands {
   const uint8_t* sfb2 = nullptr; // round_up(N, 128) * round_up(K/16, 4) bytes
 };
 
+// One group of a grouped NVFP4 GEMM (Operands::kNVFP4Grouped, step 16): C_g = A_g . B_g^T, every
+// group with its own operands laid out as Nvfp4Operands says, M_g rows of A_g and C_g (0 legal:
+// the group writes nothing), N and K shared. The kernel reads a table of these from device memory,
+// as a mixture-of-experts layer passes its experts' pointers and token counts.
+struct GroupDesc {
+  const uint8_t* a = nullptr;    // M_g rows of K/2 bytes
+  const uint8_t* b = nullptr;    // N rows of K/2 bytes
+  const uint8_t* sfa = nullptr;  // round_up(M_g, 128) * round_up(K/16, 4) bytes
+  const uint8_t* sfb = nullptr;  // round_up(N, 128) * round_up(K/16, 4) bytes
+  __half* c = nullptr;           // M_g x N row-major FP16
+  int32_t m = 0;                 // M_g
+  int32_t reserved = 0;
+};
+// The groups of a launch: the table in device memory (host memory under the emulator), and the
+// M list on the host, which the plan reads (the caller knows the sizes when it picks a kernel).
+struct GroupedOperands {
+  const GroupDesc* desc = nullptr;
+  int count = 0;
+  const int64_t* host_m = nullptr;
+};
+
 // C = A * B^T. A is M x K row-major, B is N x K row-major (both K-major, like nn.Linear weights),
 // C is M x N row-major BF16, accumulated in FP32. (NVFP4 steps use `fp4` instead of a, b, c.)
 struct GemmArgs {
@@ -43,6 +64,7 @@ struct GemmArgs {
   const __nv_bfloat16* b = nullptr;
   __nv_bfloat16* c = nullptr;
   Nvfp4Operands fp4;                 // Operands::kNVFP4 steps only
+  GroupedOperands groups;            // Operands::kNVFP4Grouped (step 16) only; m = the sum of M_g
   cudaStream_t stream = nullptr;     // ignored by the emulator
   TraceBuf trace;                    // enabled: launch the traced kernel (--trace; GPU only)
   // Scratch memory of a step with a StepSpec::workspace (split-K partials and counters):
@@ -68,9 +90,12 @@ enum class Operands {
   kBF16,   // BF16 A and B, BF16 C (steps 00-06)
   kNVFP4,  // NVFP4 A and B with UE4M3 block scales, FP16 C (steps 07, 10-13)
   kNVFP4DualSilu,  // NVFP4 A, B1 and B2, FP16 C = silu(A . B1^T) * (A . B2^T) (step 15)
+  kNVFP4Grouped,   // G NVFP4 GEMMs C_g = A_g . B_g^T of one N and K, M_g each (step 16, --groups)
 };
-// Both NVFP4 kinds share the inputs, the scale layout and the K rule.
-constexpr bool is_nvfp4(Operands o) { return o == Operands::kNVFP4 || o == Operands::kNVFP4DualSilu; }
+// The NVFP4 kinds share the inputs, the scale layout and the K rule.
+constexpr bool is_nvfp4(Operands o) {
+  return o == Operands::kNVFP4 || o == Operands::kNVFP4DualSilu || o == Operands::kNVFP4Grouped;
+}
 
 using LaunchFn = void (*)(const GemmArgs&);
 
@@ -106,6 +131,8 @@ struct StepPlan {
   std::string line, left_out;
 };
 using PlanFn = StepPlan (*)(int m, int n, int k, int num_sms);
+// A grouped step's plan (step 16): the M of each of `count` groups, N, K, the SM count.
+using GroupedPlanFn = StepPlan (*)(const int64_t* m, int count, int n, int k, int num_sms);
 
 // The problem and emulated GPU a plain emulator run of a step uses when none of --m, --n, --k and
 // --sim-sms is given: one on which the step's plan runs what the step adds (a split, a cluster, a
@@ -135,6 +162,10 @@ struct StepSpec {
   // its values; null: none.
   const char* knobs = nullptr;
   SimDefault sim_default{};
+  // Grouped steps (Operands::kNVFP4Grouped): the plan, and the groups of a run without --groups
+  // (a list of M; N and K from sim_default, on sim_default.sms SMs in the emulator).
+  GroupedPlanFn grouped_plan = nullptr;
+  const char* default_groups = nullptr;
 };
 
 // A bad value in a step's own setting (e.g. an environment knob such as TCG_STEP11_BLOCK_N):

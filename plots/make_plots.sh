@@ -13,6 +13,8 @@
 #                           step 10 at 128 x 4096 x 7168 (4 splits), CTAs 0, 32, 64: three of tile 0's splits.
 #                           steps 11 and 12 at the same shape: step 11 CTAs 0 and 64 (tile 0's two splits,
 #                           BLOCK_N 64), step 12 CTAs 0 and 1 (tile 0's cluster of two).
+#                           step 16 (groups, not --m): three groups of M 80, 176 and 128 at N = 1024,
+#                           K = 2048 on 4 SMs, CTAs 0 and 1, each walking tiles of several groups.
 #   timeline_step00_h100.png  step 00's GPU trace, results/traces/step00_h100.json (%globaltimer
 #                           on an H100, measured; the first 12 us of CTAs 0 and 1).
 #
@@ -66,6 +68,7 @@ trace_shape() {  # the shape of step $1's timeline (see the top of this file)
     07|13) echo "128 7168 2048" ;;  # step 13: MC = 4, BLOCK_N 64, S = 1
     10|11|12) echo "128 4096 7168" ;;  # step 10: S = 4, CTAs 0, 32, 64 are three of tile 0's four splits
     15) echo "256 3072 4096" ;;  # the dual GEMM's third ranked shape: S = 2, CTAs 0 and 1 are tile 0's cluster
+    16) echo "0 1024 2048" ;;  # N and K of the grouped GEMM's timeline (its groups: below)
     *) echo "1024 1024 1024" ;;
   esac
 }
@@ -78,13 +81,16 @@ fi
 if [ "$timelines" = 1 ]; then
   tmp=$(mktemp -d) || exit 2
   trap 'rm -rf "$tmp"' EXIT
-  for s in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15; do
+  for s in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16; do
     bin=$bdir/step$s
     [ -x "$bin" ] || { echo "$me: $bin not built (make all)" >&2; fail=1; continue; }
     set -- $(trace_shape "$s")
     json=$tmp/step$s.json
     ctas=$(trace_ctas "$s")
-    "$bin" --predict --trace "$json" --trace-ctas "$ctas" --m "$1" --n "$2" --k "$3" \
+    shape_args=(--m "$1" --n "$2" --k "$3")
+    # The grouped GEMM takes its groups' M, not --m.
+    [ "$s" = 16 ] && shape_args=(--groups 80,176,128 --n "$2" --k "$3" --sim-sms 4) && set -- "80,176,128" "$2" "$3"
+    "$bin" --predict --trace "$json" --trace-ctas "$ctas" "${shape_args[@]}" \
       >"$tmp/out" 2>"$tmp/err"
     rc=$?
     if [ "$rc" != 0 ] || [ ! -s "$json" ]; then

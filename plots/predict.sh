@@ -16,6 +16,8 @@
 #      model -> results/validation_b200.csv (its BF16 rows from the new model_b200.csv)
 #   2d. plots/dual_gemm.py predict: step 15 at the dual GEMM's four ranked shapes
 #      -> results/model_b200_dual_gemm.csv (docs/15_nvfp4_dual_gemm.md's table)
+#   2e. plots/grouped_gemm.py predict: step 16 at the grouped GEMM's four ranked cases
+#      -> results/model_b200_grouped.csv (docs/16_nvfp4_grouped_gemm.md's table)
 #   3. plots/performance_doc.py writes docs/performance.md from results/model_b200.csv,
 #      results/published_b200.csv and that table.
 #
@@ -133,6 +135,8 @@ if [ "$run" = 1 ] && [ -z "$only" ]; then
   python3 plots/nvfp4_validation.py run || exit 1
   # Step 15 at the dual GEMM's ranked shapes (results/model_b200_dual_gemm.csv; its page's table).
   python3 plots/dual_gemm.py predict "$bdir" || exit 1
+  # Step 16 at the grouped GEMM's ranked cases (results/model_b200_grouped.csv; its page's table).
+  python3 plots/grouped_gemm.py predict "$bdir" || exit 1
 fi
 
 # The parameter table the model ran with.

@@ -86,7 +86,12 @@ std::string usage(const StepSpec& spec) {
   std::string u;
   u += "usage: " + p + " [options]\n";
   u += strf("%s: %s\n", p.c_str(), spec.title);
-  if (spec.operands == Operands::kNVFP4DualSilu) {
+  const bool grouped = spec.operands == Operands::kNVFP4Grouped;
+  if (grouped) {
+    u += "Computes G GEMMs in one launch, C_g = A_g * B_g^T (A_g: M_g x K, B_g: N x K, NVFP4; C_g: M_g x N\n";
+    u += "FP16; FP32 accumulation), as a mixture-of-experts layer does, verifies every group against\n";
+    u += "the CPU and times it; without a suitable GPU it runs in the tcgen05 emulator on the CPU.\n\n";
+  } else if (spec.operands == Operands::kNVFP4DualSilu) {
     u += "Computes C = silu(A * B1^T) * (A * B2^T) (A: MxK, B1 and B2: NxK, all NVFP4: E2M1 values\n";
     u += "with one UE4M3 scale per 16 along K; C: MxN row-major FP16; FP32 accumulation and\n";
     u += "epilogue), verifies it against the CPU and times it; without a suitable GPU it runs in\n";
@@ -100,7 +105,14 @@ std::string usage(const StepSpec& spec) {
     u += "verifies it and times it against cuBLAS; without a suitable GPU it runs in the tcgen05\n";
     u += "emulator on the CPU.\n\n";
   }
-  if (spec.sim_default.m > 0)
+  if (grouped) {
+    u += "  --groups LIST|FILE|PRESET  the groups: M of each, e.g. 80,176,0,72 (M = 0 is legal), a file\n";
+    u += strf("                          of such numbers, or a preset with its N and K [%s]:\n",
+              spec.default_groups ? spec.default_groups : "");
+    u += group_presets_help();
+    u += strf("  --n N, --k N            N and K of a list or file [%d and %d]; a preset sets its own\n",
+              spec.sim_default.n, spec.sim_default.k);
+  } else if (spec.sim_default.m > 0)
     u += strf("  --m N, --n N, --k N     problem size [%lld; in the emulator %lld, or with none of them\n"
               "                          and no --sim-sms: %d x %d x %d on %d SMs]\n",
               static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim), spec.sim_default.m,
@@ -108,7 +120,10 @@ std::string usage(const StepSpec& spec) {
   else
     u += strf("  --m N, --n N, --k N     problem size [%lld; %lld in the emulator]\n",
               static_cast<long long>(kGpuDefaultDim), static_cast<long long>(kSimDefaultDim));
-  if (fp4) {
+  if (grouped) {
+    u += strf("                          (K must be a multiple of %d: this step's boxes hold whole\n"
+              "                          k-tiles of 256)\n", spec.k_multiple);
+  } else if (fp4) {
     u += strf("                          (K must be a multiple of %d: one kind::mxf4nvf4 MMA\n",
               std::max(spec.k_multiple, static_cast<int>(kNvfp4KMultiple)));
     u += "                          consumes 64 K elements, four 16-element scale blocks)\n";
@@ -136,7 +151,7 @@ std::string usage(const StepSpec& spec) {
     u += "                          sums round, so a sum's order shows in the bits) [random]\n";
   }
   u += strf("  --check, --no-check     verify against a reference (%s, or the CPU) [--check]\n",
-            spec.operands == Operands::kNVFP4DualSilu ? "the CPU only" : fp4 ? "cuBLASLt" : "cuBLAS");
+            spec.operands == Operands::kNVFP4DualSilu || grouped ? "the CPU only" : fp4 ? "cuBLASLt" : "cuBLAS");
   u += "  --csv FILE              append one result row to FILE (header written if new)\n";
   u += "  --gpu                   insist on a GPU run (exit 3 if there is no suitable GPU)\n";
   u += "  --sim                   run in the tcgen05 emulator even if a GPU is present\n";
@@ -170,6 +185,29 @@ std::string usage(const StepSpec& spec) {
   return u;
 }
 
+// The groups of a grouped step after parsing: --groups (or the default list) with N and K from
+// the preset, else from --n and --k, else the step's defaults; m becomes the sum of M. "" or the
+// error line (without program name).
+std::string settle_groups(const StepSpec& spec, Options& o, const std::string& value) {
+  GroupList g;
+  const std::string err = parse_groups(value, &g);
+  if (!err.empty()) return err;
+  if (!g.name.empty()) {
+    if ((o.n_given && o.n != g.n) || (o.k_given && o.k != g.k))
+      return "--groups=" + g.name + strf(" sets N = %lld and K = %lld; drop --n and --k (or give a list of M)",
+                                         static_cast<long long>(g.n), static_cast<long long>(g.k));
+  } else {
+    g.n = o.n_given ? o.n : spec.sim_default.n;
+    g.k = o.k_given ? o.k : spec.sim_default.k;
+  }
+  int64_t total = 0;
+  for (int64_t m : g.m) total += m;
+  o.groups = g;
+  o.m = total, o.n = g.n, o.k = g.k;
+  o.m_given = o.n_given = o.k_given = true;
+  return "";
+}
+
 double problem_flops(const StepSpec& spec, const Options& o) {
   const double one = 2.0 * double(o.m) * double(o.n) * double(o.k);
   return spec.operands == Operands::kNVFP4DualSilu ? 2 * one : one;
@@ -181,7 +219,13 @@ std::string validate_shape(const StepSpec& spec, const Options& o) {
     const char* flag;
     int64_t value;
   } dims[] = {{"--m", o.m}, {"--n", o.n}, {"--k", o.k}};
+  const bool grouped = spec.operands == Operands::kNVFP4Grouped;
   for (const auto& d : dims) {
+    if (grouped && d.flag[2] == 'm') {  // the sum of the groups' M: 0 when every group is empty
+      if (d.value > kMaxDim) return prog + strf("--groups: the groups' M add up to %lld, more than %lld",
+                                                static_cast<long long>(d.value), static_cast<long long>(kMaxDim));
+      continue;
+    }
     if (d.value < 1 || d.value > kMaxDim)
       return prog + strf("%s=%lld: must be between 1 and %lld", d.flag,
                          static_cast<long long>(d.value), static_cast<long long>(kMaxDim));
@@ -240,6 +284,8 @@ std::string validate_plan(const StepSpec& spec, const Options& o, int sms) {
   // is a usage error, refused before anything runs.
   try {
     if (spec.plan != nullptr) (void)spec.plan(int(o.m), int(o.n), int(o.k), sms);
+    if (spec.grouped_plan != nullptr)
+      (void)spec.grouped_plan(o.groups.m.data(), int(o.groups.m.size()), int(o.n), int(o.k), sms);
     if (spec.workspace != nullptr) (void)spec.workspace(int(o.m), int(o.n), int(o.k), sms);
   } catch (const std::invalid_argument& e) {
     return program_name(spec) + ": " + e.what();
@@ -329,6 +375,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
   }
 
   bool check_given = false, trace_ctas_given = false;  // for the combinations refused below
+  std::string groups_value;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.size() < 3 || !starts_with(arg, "--"))
@@ -379,7 +426,7 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     static const char* const kValued[] = {"--m",       "--n",       "--k",          "--iters",
                                           "--warmup",  "--seed",    "--inputs",     "--csv",
                                           "--sim-seed", "--sim-sms", "--sim-ctas-per-sm", "--trace",
-                                          "--trace-ctas", "--predict-noise"};
+                                          "--trace-ctas", "--predict-noise", "--groups"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char* f) { return name == f; }) == std::end(kValued))
       return fail("unknown flag " + name + " (see --help)");
@@ -392,7 +439,14 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
 
     uint64_t v = 0;
     std::string err;
-    if (name == "--m" || name == "--n" || name == "--k") {
+    const bool grouped = spec.operands == Operands::kNVFP4Grouped;
+    if (name == "--groups" && !grouped) return fail("--groups: this step runs one GEMM (step 16 runs groups)");
+    if (name == "--m" && grouped)
+      return fail("--m: this step takes the groups' M from --groups (a list such as 80,176,0,72, a file or a preset)");
+    if (name == "--groups") {
+      groups_value = value;
+      o.groups_given = true;
+    } else if (name == "--m" || name == "--n" || name == "--k") {
       err = parse_bounded(name, value, 1, static_cast<uint64_t>(kMaxDim), &v);
       if (name == "--m") {
         o.m = static_cast<int64_t>(v);
@@ -464,6 +518,17 @@ ParseResult parse_args(const StepSpec& spec, const std::vector<std::string>& arg
     return fail("--check and --predict contradict each other (--predict skips the arithmetic: nothing to check)");
   if (trace_ctas_given && o.trace_path.empty()) return fail("--trace-ctas needs --trace FILE");
   if (o.predict) o.force_sim = true;
+  if (spec.operands == Operands::kNVFP4Grouped) {
+    const std::string err = settle_groups(spec, o, o.groups_given ? groups_value : spec.default_groups);
+    if (!err.empty()) return fail(err);
+    // The default run emulates the step's small GPU, where CTAs walk many tiles of several groups.
+    if (!o.groups_given && !o.sim_sms_given && !o.predict && o.trace_path.empty() && spec.sim_default.sms > 0) {
+      o.sim_sms = spec.sim_default.sms;
+      o.sim_sms_given = true;
+      o.sim_default_note = strf("a default run emulates %d SMs, so that each CTA walks tiles of several groups "
+                                "(--groups and --sim-sms pick others)", spec.sim_default.sms);
+    }
+  }
   // A bare file name (no directory) goes to the git-ignored traces/ folder, so that timelines do
   // not pile up in the repository's root; a path with a directory is used as given.
   if (!o.trace_path.empty() && o.trace_path.find('/') == std::string::npos)

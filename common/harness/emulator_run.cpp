@@ -10,11 +10,13 @@
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include <unistd.h>
 
+#include "common/harness/grouped_reference.h"
 #include "common/harness/run.h"
 #include "common/sim/sim_api.h"
 
@@ -114,6 +116,7 @@ GemmArgs shape_args(const Options& o) {
 struct RunInputs {
   std::optional<HostInputs> bf16;
   std::optional<Nvfp4HostInputs> nvfp4;
+  std::optional<GroupedNvfp4Inputs> grouped;
 };
 
 // BF16 operands: inputs, launch, CPU reference, verification.
@@ -235,6 +238,73 @@ VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn laun
   return vr;
 }
 
+// A grouped NVFP4 GEMM (step 16): every group's operands and C in their own allocations, as the
+// competition passes them (so a store past C_g's M_g rows is reported as an access outside it),
+// the table of GroupDesc in "device memory", one launch; unless timing only, a second launch under
+// another scheduler seed must give bitwise the same C_g. Each group is verified against its own
+// reference; the result adds them up, naming the groups that failed.
+VerifyResult emulate_grouped(const StepSpec& spec, const Options& o, LaunchFn launch, RunInputs& inputs) {
+  const GroupList& gl = o.groups;
+  if (!inputs.grouped) inputs.grouped = make_grouped_nvfp4_inputs(o.inputs, o.seed, gl);
+  const GroupedNvfp4Inputs& in = *inputs.grouped;
+  const size_t G = gl.m.size();
+  std::vector<std::unique_ptr<EmuBuffer<uint8_t>>> ops;
+  std::vector<std::unique_ptr<EmuBuffer<__half>>> cs;
+  std::vector<GroupDesc> table(G);
+  for (size_t g = 0; g < G; ++g) {
+    const Nvfp4HostInputs& h = in.groups[g];
+    auto buf = [&](const std::vector<uint8_t>& v, const char* what) {
+      ops.push_back(std::make_unique<EmuBuffer<uint8_t>>(v.data(), v.size(), strf("%s of group %zu", what, g).c_str()));
+      return static_cast<const uint8_t*>(ops.back()->data());
+    };
+    table[g].a = buf(h.a.data, "A_g (packed E2M1)");
+    table[g].b = buf(h.b.data, "B_g (packed E2M1)");
+    table[g].sfa = buf(h.a.sf, "SFA_g (scale factors of A_g)");
+    table[g].sfb = buf(h.b.sf, "SFB_g (scale factors of B_g)");
+    const size_t cn = size_t(gl.m[g] * gl.n);
+    cs.push_back(std::make_unique<EmuBuffer<__half>>(cn, strf("C_g of group %zu (M_g x N)", g).c_str()));
+    std::fill(cs.back()->data(), cs.back()->data() + cn, fp16_from_bits(0xFFFFu));
+    table[g].c = cs.back()->data();
+    table[g].m = int32_t(gl.m[g]);
+  }
+  const EmuBuffer<GroupDesc> dev_table(table.data(), G, "the group table (GroupDesc per group)");
+  const StepWorkspace ws = workspace_for(spec, o, tcsim::options().num_sms);
+  const EmuBuffer<uint8_t> dev_ws(ws.bytes, "workspace (per-CTA tensor-map slots)");
+  prepare_workspace(dev_ws.data(), ws, /*zero_counters=*/true);
+  GemmArgs args = shape_args(o);
+  args.groups.desc = dev_table.data();
+  args.groups.count = int(G);
+  args.groups.host_m = gl.m.data();
+  args.workspace = ws.bytes ? dev_ws.data() : nullptr;
+  args.workspace_bytes = ws.bytes;
+  launch(args);
+  std::vector<std::vector<__half>> out(G);
+  for (size_t g = 0; g < G; ++g) out[g].assign(cs[g]->data(), cs[g]->data() + gl.m[g] * gl.n);
+  if (spec.repeat && !o.predict && o.trace_path.empty()) {
+    tcsim::Options so = tcsim::options();
+    so.seed = o.sim_seed + 1000003;  // another interleaving
+    tcsim::set_options(so);
+    for (size_t g = 0; g < G; ++g) std::fill(cs[g]->data(), cs[g]->data() + out[g].size(), fp16_from_bits(0xFFFFu));
+    prepare_workspace(dev_ws.data(), ws, /*zero_counters=*/false);
+    launch(args);
+    so.seed = o.sim_seed;
+    tcsim::set_options(so);
+    for (size_t g = 0; g < G; ++g) {
+      const std::string bad = repeat_difference(out[g].data(), cs[g]->data(), int64_t(out[g].size()), gl.n);
+      if (!bad.empty()) throw std::runtime_error(strf("group %zu: ", g) + bad);
+    }
+    std::printf("repeat:   a second launch (scheduler seed %llu) gave bitwise the same C_g in every group\n",
+                static_cast<unsigned long long>(o.sim_seed + 1000003));
+  }
+
+  if (!o.check) {
+    VerifyResult vr;
+    vr.inputs = o.inputs;
+    return vr;
+  }
+  return verify_grouped(o.inputs, in, gl, out);
+}
+
 // The trace of the launch just emulated, written to o.trace_path (write_trace's exit code). A CTA
 // of --trace-ctas that ran records at least its setup, so one without a span was not in the grid.
 int write_emulator_trace(const StepSpec& spec, const Options& o) {
@@ -261,8 +331,12 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
                 program_name(spec).c_str(), plan.left_out.c_str(), program_name(spec).c_str());
   set_emulator_options(spec, o);
   RunInputs inputs;
-  const VerifyResult vr = is_nvfp4(spec.operands) ? emulate_nvfp4(spec, o, launch, inputs)
-                                                  : emulate_bf16(o, launch, inputs);
+  const auto emulate = [&]() {
+    return spec.operands == Operands::kNVFP4Grouped ? emulate_grouped(spec, o, launch, inputs)
+           : is_nvfp4(spec.operands)                ? emulate_nvfp4(spec, o, launch, inputs)
+                                                    : emulate_bf16(o, launch, inputs);
+  };
+  const VerifyResult vr = emulate();
   const tcsim::Stats st = tcsim::last_stats();
   if (o.predict)
     std::printf("check:    none: timing only, the arithmetic was skipped and C was not computed\n");
@@ -298,13 +372,9 @@ int run_in_emulator(const StepSpec& spec, const Options& opts, LaunchFn launch) 
   // What bounded this launch (predict_bounds.cpp), taken before the range's two launches replace it.
   const tcsim::Bounds bounds = tcsim::last_bounds();
   if (o.predict && o.trace_path.empty())  // the range: the launch again at both ends (predict_range.cpp)
-    predict_range(flops, [&] {
-      is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch, inputs) : (void)emulate_bf16(o, launch, inputs);
-    });
+    predict_range(flops, [&] { (void)emulate(); });
   if (o.predict && o.trace_path.empty() && o.predict_noise > 0)
-    predict_noise(o.predict_noise, st.model_ns, [&] {
-      is_nvfp4(spec.operands) ? (void)emulate_nvfp4(spec, o, launch, inputs) : (void)emulate_bf16(o, launch, inputs);
-    });
+    predict_noise(o.predict_noise, st.model_ns, [&] { (void)emulate(); });
   if (o.predict) print_predict_bounds(bounds, plan.line);
 
   CsvRecord row = base_record(spec, o, o.check ? &vr : nullptr);

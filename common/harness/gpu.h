@@ -152,5 +152,7 @@ CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult*
 
 // The NVFP4 driver (gpu_nvfp4.cpp); run_on_gpu hands NVFP4 steps to it.
 int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
+// The grouped NVFP4 driver (gpu_grouped.cpp, step 16).
+int run_grouped_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
 
 }  // namespace tcg::harness

@@ -62,6 +62,7 @@ void cublas_gemm(cublasHandle_t h, const void* a, const void* b, void* c, cudaDa
 // ---------------------------------------------------------------------------------------------
 
 int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu) {
+  if (spec.operands == Operands::kNVFP4Grouped) return run_grouped_on_gpu(spec, o, launch, gpu);
   if (is_nvfp4(spec.operands)) return run_nvfp4_on_gpu(spec, o, launch, gpu);
   CUDA_CHECK(cudaSetDevice(gpu.index));
   print_problem(spec, o, device_description(gpu));

@@ -1,6 +1,6 @@
 // grouped_reference.h — the CPU side of a grouped NVFP4 GEMM (step 16): each group's operands
 // and its reference C_g, built on the single-GEMM NVFP4 inputs and reference (internal.h,
-// nvfp4.cpp). grouped_reference.cpp implements it.
+// nvfp4.cpp), and the verification of every group's C_g. grouped_reference.cpp implements it.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -27,5 +27,12 @@ GroupedNvfp4Inputs make_grouped_nvfp4_inputs(Inputs kind, uint64_t seed, const G
 void cpu_reference_grouped_nvfp4(const GroupedNvfp4Inputs& in, const GroupList& groups,
                                  std::vector<std::vector<float>>* ref, std::vector<std::vector<float>>* s,
                                  unsigned threads = 0);
+
+// Verifies each group's C_g (out[g]: M_g x N FP16, host memory) against its reference, as
+// verify_fp16 does for one GEMM, and for the competition's inputs with its check too; returns the
+// sum over the groups. Prints a "groups:" line naming the groups that failed, and the competition
+// line (competition inputs). Row numbers in the result count the groups' rows stacked.
+VerifyResult verify_grouped(Inputs kind, const GroupedNvfp4Inputs& in, const GroupList& groups,
+                            const std::vector<std::vector<__half>>& out);
 
 }  // namespace tcg::harness

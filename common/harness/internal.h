@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/harness/groups.h"
 #include "common/step.h"
 #include "common/trace.h"
 
@@ -97,6 +98,10 @@ struct Options {
   bool sim_sms_given = false;     // --sim-sms given (else the parameter table's SM count)
   std::string sim_default_note;   // the step's default problem was taken (apply_step_sim_default)
   bool verbose = false;           // --verbose: why no GPU was used, in the CUDA runtime's words
+  // A grouped step (Operands::kNVFP4Grouped, step 16): its groups (--groups, or the step's
+  // default list), with n and k those of the run; m above is then the sum of their M.
+  GroupList groups;
+  bool groups_given = false;
 };
 constexpr size_t kMaxTraceCtas = 64;
 // Where --trace puts a bare file name (one without a directory); created when missing.

@@ -29,6 +29,8 @@ namespace tcg::harness {
 // ---------------------------------------------------------------------------------------------
 
 StepPlan plan_of(const StepSpec& spec, const Options& o, int sms) {
+  if (spec.grouped_plan != nullptr)
+    return spec.grouped_plan(o.groups.m.data(), int(o.groups.m.size()), int(o.n), int(o.k), sms);
   return spec.plan != nullptr ? spec.plan(int(o.m), int(o.n), int(o.k), sms) : StepPlan{};
 }
 
@@ -39,9 +41,21 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
   std::printf("shape:    M=%lld N=%lld K=%lld (%s, %s, FP32 accumulation)\n",
               static_cast<long long>(o.m), static_cast<long long>(o.n),
               static_cast<long long>(o.k),
-              spec.operands == Operands::kNVFP4DualSilu ? "C = silu(A * B1^T) * (A * B2^T)" : "C = A * B^T",
+              spec.operands == Operands::kNVFP4DualSilu  ? "C = silu(A * B1^T) * (A * B2^T)"
+              : spec.operands == Operands::kNVFP4Grouped ? "C_g = A_g * B_g^T, M = the sum of the groups' M"
+                                                         : "C = A * B^T",
               fp4 ? "NVFP4 in (E2M1, a UE4M3 scale per 16 along K), FP16 out"
                   : "BF16 in and out");
+  if (spec.operands == Operands::kNVFP4Grouped) {
+    std::string list;
+    for (size_t g = 0; g < o.groups.m.size(); ++g) list += (g ? "," : "") + std::to_string(o.groups.m[g]);
+    std::printf("groups:   %zu%s%s: M = %s (sum %lld), each with its own A_g, B_g, scales and C_g\n",
+                o.groups.m.size(), o.groups.name.empty() ? "" : ", preset ", o.groups.name.c_str(), list.c_str(),
+                static_cast<long long>(o.m));
+    if (o.groups.speed_of_light_us > 0)
+      std::printf("bound:    the competition's stated speed of light for this case: %.3f us on a B200\n",
+                  o.groups.speed_of_light_us);
+  }
   if (fp4 && o.inputs == Inputs::kCompetition)
     std::printf(
         "inputs:   competition: bytes uniform in 0..254 masked with 0xBB (codes 0, +-0.5, +-1, +-1.5), scales "

@@ -14,13 +14,13 @@ import sys
 
 # Lowest first. A file may call files of lower layers only.
 LAYERS = [
-    ["common/trace", "harness/report", "harness/reference"],
-    ["harness/cli", "harness/inputs", "harness/workspace", "harness/capability", "harness/groups"],
+    ["common/trace", "harness/report", "harness/reference", "harness/groups"],
+    ["harness/cli", "harness/inputs", "harness/workspace", "harness/capability"],
     ["harness/verify", "harness/nvfp4"],
-    ["harness/output", "harness/predict_bounds", "harness/grouped_reference", "harness/dual_silu"],
-    ["harness/gpu"],
+    ["harness/output", "harness/predict_bounds", "harness/dual_silu"],
+    ["harness/gpu", "harness/grouped_reference"],
     ["harness/traces", "harness/predict_range"],
-    ["harness/gpu_nvfp4", "harness/emulator_run"],
+    ["harness/gpu_nvfp4", "harness/gpu_grouped", "harness/emulator_run"],
     ["harness/gpu_run"],
     ["harness/run_step"],
 ]

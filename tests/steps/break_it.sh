@@ -532,6 +532,8 @@ KNOBS=$S14_KNOBS ARGS=$S14_ARGS case_ s14-exit-before-peer-pairs-commits $S14 "e
 
 # Steps 10-13 (NVFP4 split-K, wide copies, cluster reduction, multicast): their own file.
 source tests/steps/break_it_nvfp4.sh
+# Step 16 (grouped GEMM, tensor maps rewritten on the device): its own file.
+source tests/steps/break_it_grouped.sh
 
 [ $parallel = 1 ] && collect_cases
 [ $diff_only = 1 ] || [ -n "$run_seed" ] || echo "break-it cases: $passed passed, $failed failed"

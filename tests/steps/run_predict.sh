@@ -2,7 +2,7 @@
 # run_predict.sh — the B200 timing model and the emulator's traces as a user meets them, through
 # the step binaries (built by `make all`; no GPU needed):
 #   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-13, 15 (07, 10-13, 15: NVFP4, K must be a
-#     multiple of 64, which 512 is) exits 0 within the time limit and prints exactly one line
+#     multiple of 64, which 512 is), and step 16 with three groups (--groups 40,200,1) of that N and K, exits 0 within the time limit and prints exactly one line
 #     "predicted B200: X TFLOPS ..." with X > 0, and one "range: B200 LO - HI TFLOPS" line with
 #     LO <= X <= HI;
 #   * `--predict-noise 2` (steps 04 and 13): one "noise: LO - HI us" line holding the point, and
@@ -30,10 +30,11 @@ bad() {  # bad WHAT [OUTPUT]
   return 0
 }
 
-# ---------------------------------------------------------------- --predict, steps 01-13 and 15
-for n in 01 02 03 04 05 06 07 08 09 10 11 12 13 15; do
+# ---------------------------------------------------------------- --predict, steps 01-13, 15 and 16
+for n in 01 02 03 04 05 06 07 08 09 10 11 12 13 15 16; do
   step=step$n
   args=(--predict --m 256 --n 256 --k 512)
+  [ $n = 16 ] && args=(--predict --groups 40,200,1 --n 256 --k 512)  # the grouped GEMM takes groups, not --m
   what="$step ${args[*]}"
   if [ ! -x "./$step" ]; then bad "$what: ./$step missing (make all)"; continue; fi
   out=$(timeout "$LIMIT" "./$step" "${args[@]}" 2>&1)

@@ -64,6 +64,7 @@ CLUSTER_REDUCE_STEPS=" step12 "  # NVFP4 split-K in a cluster of S = 1, 2, 4 CTA
 MULTICAST_STEPS=" step13 "      # step 12 in clusters of MC x S CTAs, A and SFA multicast to the MC tiles along N
 PAIR_MULTICAST_STEPS=" step14 "  # step 09 in clusters of P CTA pairs sharing B's multicast copies, supergroup tile order
 DUAL_GEMM_STEPS=" step15 "      # NVFP4 C = silu(A B1^T) * (A B2^T): step 12's mainloop with two B, two accumulators, S 1|2
+GROUPED_STEPS=" step16 "        # NVFP4 grouped GEMM (--groups): a persistent walk over all groups' tiles, tensor maps rewritten
 passed=0 failed=0 expected=0
 run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP11_BLOCK_N=64, is shown;
   local step=$1; shift  # PLAN_HAS=TEXT before it: the run must also print a "plan:" line containing TEXT)
@@ -77,6 +78,8 @@ run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP
   env_shown+=${TCG_STEP14_PAIRS:+TCG_STEP14_PAIRS=$TCG_STEP14_PAIRS }${TCG_STEP14_GROUP:+TCG_STEP14_GROUP=$TCG_STEP14_GROUP }
   env_shown+=${TCG_STEP15_SPLITS:+TCG_STEP15_SPLITS=$TCG_STEP15_SPLITS }${TCG_STEP15_BLOCK_N:+TCG_STEP15_BLOCK_N=$TCG_STEP15_BLOCK_N }
   env_shown+=${TCG_STEP15_CTA_GROUP:+TCG_STEP15_CTA_GROUP=$TCG_STEP15_CTA_GROUP }
+  env_shown+=${TCG_STEP16_SWAP_AB:+TCG_STEP16_SWAP_AB=$TCG_STEP16_SWAP_AB }${TCG_STEP16_BLOCK_N:+TCG_STEP16_BLOCK_N=$TCG_STEP16_BLOCK_N }
+  env_shown+=${TCG_STEP16_MULTICAST:+TCG_STEP16_MULTICAST=$TCG_STEP16_MULTICAST }
   if out=$(./"$step" --sim "$@" 2>&1) && { [ -z "${PLAN_HAS:-}" ] || grep -q "^plan: .*$PLAN_HAS" <<<"$out"; }; then
     passed=$((passed + 1))
     printf 'ok    %s%s %s  [%s%s]\n' "$env_shown" "$step" "$*" "$(grep -o 'wall: *[0-9.]* s' <<<"$out" | tr -s ' ')" \
@@ -270,6 +273,37 @@ for step in "$@"; do
       PLAN_HAS="BLOCK_N 64, S 1, MC 4" run "$step" --m 128 --n 7168 --k 2048 --inputs integer               # competition shape 3
       PLAN_HAS="BLOCK_N 128, S 2, MC 2" run "$step" --m 128 --n 7168 --k 16384 --inputs random --sim-seed 2 --sim-sms 148  # shape 1
     fi
+    continue
+  fi
+  if [[ "$GROUPED_STEPS" == *" $step "* ]]; then
+    # The grouped GEMM: every run launches twice (bitwise the same C_g in every group). Groups with
+    # M = 1, M = 0, M not a multiple of 8, more tiles than SMs (each CTA enters several groups and
+    # rewrites its tensor-map slots), every (swap, BLOCK_N), an odd k-tile count (a lone k-tile in
+    # a box of two), the ring wrapping within a tile; integer inputs bitwise, random, wide and the
+    # competition's inputs within tolerance. Small N and K keep it cheap; the ranked presets at
+    # full size take minutes (docs/16_nvfp4_grouped_gemm.md).
+    expected=$((expected + 25))
+    [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
+    PLAN_HAS="A and B swapped" run "$step"                                   # default: 5 groups on 3 SMs
+    for b in "TCG_STEP16_BLOCK_N=48 --" "TCG_STEP16_SWAP_AB=2 --" "-- --groups 80,,72" "-- --groups 80,-1" \
+             "-- --groups 40 --k 320" "-- --m 64" "-- --groups g2-n4096-k1536 --n 512" \
+             "TCG_STEP16_MULTICAST=4 TCG_STEP16_SWAP_AB=0 -- --groups 1,0,40 --n 512 --k 256" "TCG_STEP16_MULTICAST=4 -- --sim-sms 2"; do
+      read -r -a words <<<"$b"; refused "$step" "${words[@]}"
+    done
+    G=(--groups 1,0,40,130,77,8,3 --n 200 --k 768 --sim-sms 2)                # M 1, 0, not % 8; 3 k-tiles; 2 SMs
+    for sw in 0 1; do for bn in 32 64 128; do
+      TCG_STEP16_SWAP_AB=$sw TCG_STEP16_BLOCK_N=$bn PLAN_HAS="BLOCK_N $bn" run "$step" "${G[@]}" --inputs integer
+    done; done
+    TCG_STEP16_SWAP_AB=1 TCG_STEP16_BLOCK_N=64 run "$step" "${G[@]}" --inputs random --sim-seed 2
+    for mc in 2 4; do                                                         # Y (the tokens) multicast to MC CTAs
+      TCG_STEP16_MULTICAST=$mc TCG_STEP16_BLOCK_N=32 PLAN_HAS="MC $mc" run "$step" --groups 1,0,40,130,77 --n 512 --k 768 --inputs integer --sim-sms 8
+    done
+    TCG_STEP16_MULTICAST=4 PLAN_HAS="MC 4" run "$step" --groups 1,0,40,130,77 --n 512 --k 768 --inputs wide --sim-sms 8 --sim-seed 6
+    TCG_STEP16_SWAP_AB=0 TCG_STEP16_BLOCK_N=128 run "$step" "${G[@]}" --inputs wide --sim-seed 3
+    run "$step" --groups 0,0 --n 128 --k 256                                   # every group empty: nothing written
+    run "$step" --groups 130,3 --n 136 --k 4096 --inputs integer --sim-sms 2   # 16 k-tiles: the ring wraps in a tile
+    run "$step" --groups 40,76,168,72,164,148,196,160 --n 256 --k 512 --inputs competition --sim-sms 5 --sim-seed 4
+    run "$step" --groups 5,9,1,0,33,17,2,64,65,0,7,12,3,1,90,8,16,4,31,6 --n 128 --k 256 --inputs wide --sim-sms 3 --sim-seed 5
     continue
   fi
   if [[ "$DUAL_GEMM_STEPS" == *" $step "* ]]; then

@@ -41,7 +41,7 @@
 //
 // RUN
 //   make step13 && ./step13            (B200: real kernel; elsewhere: the emulator, by default
-//                                       128 x 512 x 4160 on 8 SMs: S = 2, MC = 4)
+//                                       128 x 256 x 4160 on 8 SMs: S = 2, MC = 4)
 //   ./step13 --predict --m 128 --n 7168 --k 2048      (the B200 timing model)
 #include "../common/kernel_common.cuh"
 #include "../common/nvfp4_tensor_maps.cuh"
@@ -468,7 +468,7 @@ constexpr StepSpec spec{13, "nvfp4_multicast", "NVFP4 split-K in a cluster, A an
                         "  TCG_STEP13_BLOCK_N=64|128   forces BLOCK_N\n"
                         "  TCG_STEP13_MULTICAST=1|2|4  forces MC, the tiles along N sharing A (MC must divide them)\n"
                         "  TCG_STEP13_SPLITS=1|2|4     forces S (at most one per k-tile; MC x S <= 8)\n",
-                        /*sim_default=*/{128, 512, 4160, 8}};
+                        /*sim_default=*/{128, 256, 4160, 8}};
 
 // The planner assumed nvfp4::resident_ctas() clusters fit at once; on a GPU launch() asks the driver.
 constexpr const char* kOneWaveHint = "the plan assumed one wave; TCG_STEP13_MULTICAST=1 to compare";

@@ -46,12 +46,13 @@ const Param kDefaultParams[kNumParams] = {
      "SemiAnalysis umma_latency: 130-138; the middle"},
     {"MMA shared-memory operand read", 128, "B/cycle/SM", "derived",
      "SS throughput below N=128 in SemiAnalysis umma_throughput"},
-    {"TMA latency", 632, "ns", "derived",
+    {"TMA latency", 662, "ns", "derived",
      "SemiAnalysis tma2d_latency, 1 CTA/SM, small tiles: 1413 cycles at 1.965 GHz = 719 ns (the raw medians scatter "
-     "490-1455 ns), less the per-box time below (82 ns) and a 1 KiB box's bytes (5 ns), which the model charges separately"},
-    {"TMA throughput of one SM", 204, "GB/s", "derived",
-     "bytes beyond the per-box time: 135 GB/s all-in for 32 KB boxes (StuartSul/gpu-experiments blackwell/098: 16 x 32 KB per SM "
-     "in 4.62 us less one latency; blackwell/094: 20.4 TB/s over 148 SMs = 138 GB/s) less the 34% per-box share (H100 split)"},
+     "490-1455 ns), less the per-box time below (54 ns) and a 1 KiB box's bytes (3 ns), which the model charges separately"},
+    {"TMA throughput of one SM", 311, "GB/s", "derived",
+     "bytes beyond the per-box time: 32 KB boxes at 159 ns all-in (StuartSul/gpu-experiments blackwell/098: one SM, 16 x 32 KB "
+     "per launch, 4.62 us a launch timed over back-to-back launches, less one latency (0.72 us) and the GPU's gap between "
+     "queued kernels (1.35 us, measured on the H200: 'evaluator: GPU gap' below)) less the 34% per-box share (H100 split)"},
     {"L2 bandwidth (chip)", 20400, "GB/s", "measured", "StuartSul/gpu-experiments blackwell/094 (TMA, working set <= ~80 MB)"},
     {"HBM bandwidth (chip)", 7200, "GB/s", "measured", "SemiAnalysis tma2d_throughput (TMA from HBM)"},
     {"global memory sector", 32, "B", "spec", "CUDA C++ Best Practices Guide: global accesses are served in 32-byte sectors"},
@@ -89,9 +90,10 @@ const Param kDefaultParams[kNumParams] = {
     {"CTA setup: fence.mbarrier_init", 400, "cycles", "measured",
      "H100: 16 mbarrier.init + fence + __syncthreads take 206 ns per CTA (408 cycles at 1.98 GHz; globaltimer steps of 32 ns); "
      "carried per SM clock"},
-    {"TMA: SM time per box", 153, "cycles", "derived",
-     "H100: 131 ns per box + bytes / 129 GB/s fits boxes of 4-32 KiB within 2% (results/micro_h100.csv); B200: the published "
-     "all-in 135 GB/s for 32 KB boxes (242.7 ns) split in the H100's proportion, 34% per box = 82 ns; risk: the split is Hopper's"},
+    {"TMA: SM time per box", 101, "cycles", "derived",
+     "H100: 131 ns per box + bytes / 129 GB/s fits boxes of 4-32 KiB within 2% (results/micro_h100.csv; the H200 the same: "
+     "1-2 KiB boxes 143 ns, results/micro_h200.csv, 2026-11-28); B200: the published all-in time of a 32 KB box (159 ns, "
+     "'TMA throughput of one SM' above) split in the H100's proportion, 34% per box = 54 ns; risk: the split is Hopper's"},
     {"mbarrier hand-off", 220, "cycles", "measured",
      "H100: arrive -> blocked try_wait loop resumes, 111 ns (ping-pong of two warps, 1000 round trips) = 220 cycles at 1.98 GHz; "
      "carried per SM clock"},
@@ -157,10 +159,12 @@ const Range kRanges[] = {
      "derived from the dense BF16 spec; SemiAnalysis's TMA runs saw 1.965 GHz; under sustained load B200s drop to about "
      "1.58 GHz (flashinfer-ai/flashinfer PR #2899)"},
     {kTmaLatencyNs, 0.7, 1.3, false, "derived; the published small-box latencies scatter 490-1455 ns"},
-    {kTmaSmBytesPerNs, 0.85, 1.15, true, "derived by the H100 split; one SM's published TMA rate varies 101-126 GB/s"},
-    {kTmaBoxCycles, 0.5, 1.2, false,
-     "the H100's split of the published all-in rate; on the H100 the cluster micro's own-load ring ran 260 ns per 32 KiB box "
-     "where the fitted ring takes 385 ns, so the per-box part may be smaller"},
+    {kTmaSmBytesPerNs, 0.7, 1.2, true,
+     "derived by the H100 split; one SM's published TMA rate varies 101-126 GB/s a launch; the B200's gap between queued "
+     "kernels is not measured: 0.3-2.0 us gives a 32 KB box 119-224 ns all-in"},
+    {kTmaBoxCycles, 0.5, 1.5, false,
+     "the H100's split of the published all-in rate, whose gap between launches is the H200's (0.3-2.0 us: 40-76 ns a box); "
+     "on the H100 the cluster micro's own-load ring ran 260 ns per 32 KiB box where the fitted ring takes 385 ns"},
     {kInstructionCycles, 1.0, 2.0, false, "estimate: one issue per cycle, more with dependencies or contention"},
     {kWakeCycles, 0.5, 3.0, false, "estimate, not published"},
     {kTmemLdBytesPerCycle, 0.5, 2.0, true, "estimate, not published"},

@@ -19,7 +19,7 @@
 //     bytes / 128 B per cycle), the MMAs back to back; each completes a fixed latency after its
 //     II. A tcgen05.commit in the same CTA arrives when the MMAs before it have completed.
 //   * A thread blocked on an mbarrier resumes at the completion, plus a hand-off of 220 cycles
-//     (H100 measurement); the TMA unit also pays a fixed time per box (153 cycles).
+//     (H100 measurement); the TMA unit also pays a fixed time per box (101 cycles).
 //   (Stores, CTA setup and --model-params files: tests/emulator/test_timing_model_stores.cpp.)
 //
 // Seven deliberately broken copies of timing.cpp each made at least one case fail: TMA latency
@@ -52,9 +52,9 @@ constexpr double kClockGHz = 1.86;          // "SM clock": one cycle = 1/1.86 ns
 constexpr double kMmaIICyclesPerN = 0.5;    // "tcgen05.mma issue interval": N/2 cycles
 constexpr double kMmaLatency128 = 136;      // "tcgen05.mma latency beyond II, M=128" (cycles)
 constexpr double kSmemOperandBpc = 128;     // "MMA shared-memory operand read" (B/cycle/SM)
-constexpr double kTmaLatencyNs = 632;       // "TMA latency" (beyond the per-box time)
-constexpr double kTmaSmGBs = 204;           // "TMA throughput of one SM" (bytes beyond the per-box time)
-constexpr double kTmaBoxCycles = 153;       // "TMA: SM time per box"
+constexpr double kTmaLatencyNs = 662;       // "TMA latency" (beyond the per-box time)
+constexpr double kTmaSmGBs = 311;           // "TMA throughput of one SM" (bytes beyond the per-box time)
+constexpr double kTmaBoxCycles = 101;       // "TMA: SM time per box"
 constexpr double kL2GBs = 20400;            // "L2 bandwidth (chip)"
 constexpr double kHbmGBs = 7200;            // "HBM bandwidth (chip)"
 constexpr double kSectorBytes = 32;         // "global memory sector"
@@ -237,11 +237,11 @@ MmaTiming time_mmas(uint32_t n, uint32_t count) {
 // ============================================================================ (c), (d) a pipelined k-loop
 //
 // Step 04's pattern at BLOCK_N = 128 on one CTA of 192 threads: warp 0 (producer) fills a ring of
-// 6 stages with TMA loads of A (128 x 64) and B (128 x 64), 16 KiB each; warp 1 (MMA) issues
+// 7 stages with TMA loads of A (128 x 64) and B (128 x 64), 16 KiB each; warp 1 (MMA) issues
 // 4 * `repeat` MMAs 128 x 128 x 16 per k-tile (each K step `repeat` times, so repeat > 1 makes the
 // tensor core the bottleneck) and commits each stage back to the producer; warps 2..5 read the
 // FP32 accumulator and store it to `out` (128 x 128 floats). D = repeat * A * B^T.
-constexpr uint32_t kPipeN = 128, kPipeStages = 6, kPipeTile = 128 * 64 * 2;
+constexpr uint32_t kPipeN = 128, kPipeStages = 7, kPipeTile = 128 * 64 * 2;
 constexpr uint32_t kPipeA = 0, kPipeB = kPipeStages * kPipeTile, kPipeBars = 2 * kPipeStages * kPipeTile;
 constexpr uint32_t kPipeSmem = kPipeBars + (2 * kPipeStages + 2) * 8;
 
@@ -369,17 +369,17 @@ TEST_CASE("timing model: the parameter table holds the values these tests were c
 // (a) One TMA load of a 128 x 64 BF16 tile (16 KiB, 128 rows of 128 bytes = 4 whole sectors each).
 // All 16384 bytes are read for the first time, so HBM streams them too, but the servers run
 // concurrently and the slowest sets the end:
-//   TMA unit 153 cycles per box (82.258 ns) + 16384 B / 204 GB/s (80.314 ns) = 162.572 ns;
+//   TMA unit 101 cycles per box (54.301 ns) + 16384 B / 311 GB/s (52.682 ns) = 106.983 ns;
 //   L2 16384 / 20400 = 0.803 ns, 128 requests / 218 per ns = 0.587 ns; HBM 16384 / 7200 = 2.276 ns
-//   in flight = 632 ns latency + 162.572 ns = 794.572 ns
-//   seen by the waiting thread = 794.572 + 220 cycles / 1.86 GHz (118.280 ns hand-off) = 912.851 ns
+//   in flight = 662 ns latency + 106.983 ns = 768.983 ns
+//   seen by the waiting thread = 768.983 + 220 cycles / 1.86 GHz (118.280 ns hand-off) = 887.262 ns
 TEST_CASE("timing model: one TMA load of a 16 KiB tile, issue to mbarrier completion") {
   const double stream = std::max({cycles_ns(kTmaBoxCycles) + 16384.0 / kTmaSmGBs, 16384.0 / kL2GBs, 16384.0 / kHbmGBs});
-  CHECK(stream == doctest::Approx(162.572).epsilon(1e-5));
-  const double in_flight = kTmaLatencyNs + stream;                // 794.572 ns
-  const double observed = in_flight + cycles_ns(kHandoffCycles);  // 912.851 ns
-  CHECK(in_flight == doctest::Approx(794.572).epsilon(1e-5));
-  CHECK(observed == doctest::Approx(912.851).epsilon(1e-5));
+  CHECK(stream == doctest::Approx(106.983).epsilon(1e-5));
+  const double in_flight = kTmaLatencyNs + stream;                // 768.983 ns
+  const double observed = in_flight + cycles_ns(kHandoffCycles);  // 887.262 ns
+  CHECK(in_flight == doctest::Approx(768.983).epsilon(1e-5));
+  CHECK(observed == doctest::Approx(887.262).epsilon(1e-5));
   for (bool skip_math : {true, false}) {
     CAPTURE(skip_math);
     const TmaTiming t = time_one_tma(0, skip_math);
@@ -391,10 +391,10 @@ TEST_CASE("timing model: one TMA load of a 16 KiB tile, issue to mbarrier comple
 // (a') The same box from a base 16 bytes past a sector boundary: every 128-byte row now straddles
 // 5 sectors, so the L2 reads 128 x 5 x 32 = 20480 B (1.004 ns at 20400 GB/s), but the SM's TMA
 // unit pays for the 16384 bytes it writes to shared memory, as on the H100, where 16-byte-wide
-// rows ran at the box-bytes rate of the per-box fit (results/micro_h100.csv): the same 794.572 ns.
+// rows ran at the box-bytes rate of the per-box fit (results/micro_h100.csv): the same 768.983 ns.
 TEST_CASE("timing model: a TMA box whose rows straddle sectors costs the TMA unit its bytes, the L2 its sectors") {
   const double in_flight = kTmaLatencyNs + cycles_ns(kTmaBoxCycles) + 16384.0 / kTmaSmGBs;
-  CHECK(in_flight == doctest::Approx(794.572).epsilon(1e-5));
+  CHECK(in_flight == doctest::Approx(768.983).epsilon(1e-5));
   const TmaTiming t = time_one_tma(16, /*skip_math=*/true);
   CHECK(t.in_flight_ns == doctest::Approx(in_flight).epsilon(1e-9));
   CHECK(t.observed_ns == doctest::Approx(in_flight + cycles_ns(kHandoffCycles)).epsilon(1e-9));
@@ -444,12 +444,13 @@ TEST_CASE("timing model: a narrow MMA is limited by its shared-memory operand re
 // max(TMA time, MMA time) to the kernel, so (time(16 k-tiles) - time(8 k-tiles)) / 8 is that.
 // One k-tile = A 128 x 64 + B 128 x 64 BF16 = 32768 B; its MMAs are 4 x 128x128x16 per repeat,
 // II = max(128/2 = 64, (128 + 128) x 32 / 128 = 64) = 64 cycles each.
-//   repeat 1: TMA 2 boxes x (153 cycles + 16384 B / 204 GB/s) = 325.144 ns  vs  MMA 4 x 64 / 1.86 = 137.634 ns -> 325.144 ns
-//   repeat 3: TMA 325.144 ns  vs  MMA 12 x 64 / 1.86 = 412.903 ns                                           -> 412.903 ns
-// (L2 32768 / 20400 = 1.6 ns and HBM 32768 / 7200 = 4.55 ns per k-tile stay hidden.) Six stages
-// keep the TMA unit busy: a stage's refill is issued about 325.1 (its stream) + 632 + 118.3 (MMA
-// warp hand-off) + 137.6 + 73.1 (its MMAs) + 118.3 (producer hand-off) = 1404 ns after its load
-// began streaming, before the queued loads of the other stages run out at 6 x 325.1 = 1951 ns. With
+//   repeat 1: TMA 2 boxes x (101 cycles + 16384 B / 311 GB/s) = 213.965 ns  vs  MMA 4 x 64 / 1.86 = 137.634 ns -> 213.965 ns
+//   repeat 3: TMA 213.965 ns  vs  MMA 12 x 64 / 1.86 = 412.903 ns                                           -> 412.903 ns
+// (L2 32768 / 20400 = 1.6 ns and HBM 32768 / 7200 = 4.55 ns per k-tile stay hidden.) Seven stages
+// keep the TMA unit busy: a stage's refill is issued about 214.0 (its stream) + 662 + 118.3 (MMA
+// warp hand-off) + 137.6 + 73.1 (its MMAs) + 118.3 (producer hand-off) = 1323 ns after its load
+// began streaming, before the queued loads of the other stages run out at 7 x 214.0 = 1498 ns
+// (six would run out at 1284 ns). With
 // repeat 3 the tensor core is the busy engine and the loads stay ahead of it. The global operands
 // are 1024-byte aligned, so every 128-byte box row is exactly 4 sectors.
 TEST_CASE("timing model: one k-tile at steady state costs max(TMA bytes / bandwidth, MMA time)") {
@@ -457,9 +458,9 @@ TEST_CASE("timing model: one k-tile at steady state costs max(TMA bytes / bandwi
     uint32_t repeat;
     double expected;
   };
-  const double tma = 2.0 * (cycles_ns(kTmaBoxCycles) + kPipeTile / kTmaSmGBs);  // 325.144 ns
+  const double tma = 2.0 * (cycles_ns(kTmaBoxCycles) + kPipeTile / kTmaSmGBs);  // 213.965 ns
   const double mma1 = cycles_ns(4 * 64);            // 137.634 ns
-  CHECK(tma == doctest::Approx(325.144).epsilon(1e-5));
+  CHECK(tma == doctest::Approx(213.965).epsilon(1e-5));
   for (const Case c : {Case{1, std::max(tma, mma1)}, Case{3, std::max(tma, 3 * mma1)}}) {
     CAPTURE(c.repeat);
     const PipelineRun r8 = run_pipeline(8, c.repeat, /*skip_math=*/true);
@@ -469,7 +470,7 @@ TEST_CASE("timing model: one k-tile at steady state costs max(TMA bytes / bandwi
                    << " ns, per k-tile " << per_tile << " ns (expected " << c.expected << ")");
     CHECK(per_tile == doctest::Approx(c.expected).epsilon(1e-6));
   }
-  CHECK(std::max(tma, mma1) == doctest::Approx(325.144).epsilon(1e-5));
+  CHECK(std::max(tma, mma1) == doctest::Approx(213.965).epsilon(1e-5));
   CHECK(std::max(tma, 3 * mma1) == doctest::Approx(412.903).epsilon(1e-5));
 }
 

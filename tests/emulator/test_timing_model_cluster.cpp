@@ -20,7 +20,7 @@ using namespace tcg_test;
 namespace {
 
 constexpr double kClockGHz = 1.86, kMembarCycles = 593, kDsmemBytesPerCycle = 21, kDsmemCopyCycles = 80;
-constexpr double kTmaBoxCycles = 153, kTmaSmBytesPerNs = 204, kMulticastReceiveShare = 0.5;
+constexpr double kTmaBoxCycles = 101, kTmaSmBytesPerNs = 311, kMulticastReceiveShare = 0.5;
 
 // Each warp stores 32 x 16 x 16 bytes (unless `stores` is 0), then lane 0 arrives on rank 0's
 // barrier with .release.cluster (`cluster_scope` 1) or .release.cta; rank 0's thread 0 records

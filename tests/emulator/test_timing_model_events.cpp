@@ -25,9 +25,9 @@ namespace {
 // The parameter values the expectations below are computed from (B200 table; the case in
 // test_timing_model.cpp that pins the table checks them there).
 constexpr double kClockGHz = 1.86;
-constexpr double kTmaLatencyNs = 632;  // "TMA latency"
-constexpr double kTmaSmGBs = 204;      // "TMA throughput of one SM" (bytes per ns)
-constexpr double kTmaBoxCycles = 153;  // "TMA: SM time per box"
+constexpr double kTmaLatencyNs = 662;  // "TMA latency"
+constexpr double kTmaSmGBs = 311;      // "TMA throughput of one SM" (bytes per ns)
+constexpr double kTmaBoxCycles = 101;  // "TMA: SM time per box"
 constexpr double kHandoffCycles = 220; // "mbarrier hand-off"
 
 // Shared memory: a 128 x 64 BF16 box (16 KiB), an 8 x 64 box (1 KiB), then two mbarriers.
@@ -69,13 +69,13 @@ std::vector<tcg::trace::Span> spans(const char* cat, const char* name, int track
 
 }  // namespace
 
-// Both boxes stream through the SM's TMA unit one after the other (153 cycles + bytes / 204 GB/s
+// Both boxes stream through the SM's TMA unit one after the other (101 cycles + bytes / 311 GB/s
 // each; the L2 and HBM shares are far shorter), then land one TMA latency later:
-//   big:   issued at t, streams 82.258 + 80.314 = 162.572 ns, lands t + 794.572
-//   small: streams after the big one, 82.258 + 5.020 = 87.278 ns: lands t + 249.850 + 632 = t + 881.850
-//   thread 0 resumes a hand-off (118.280 ns) later: t + 1000.130
-// (Thread 32 resumes at t + 912.852, past the small box's landing; had the landing waited for it,
-// thread 0 would resume at t + 1031.7.)
+//   big:   issued at t, streams 54.301 + 52.682 = 106.983 ns, lands t + 768.983
+//   small: streams after the big one, 54.301 + 3.293 = 57.594 ns: lands t + 164.576 + 662 = t + 826.576
+//   thread 0 resumes a hand-off (118.280 ns) later: t + 944.856
+// (Thread 32 resumes at t + 887.262, past the small box's landing; had the landing waited for it,
+// thread 0 would resume at t + 1005.5.)
 TEST_CASE("timing model: a copy completes at its own time while another thread's clock is past it") {
   std::vector<uint8_t> raw(2 * (kBigBytes + kSmallBytes) + 2048);
   uint8_t* p = raw.data() + (1024 - reinterpret_cast<uintptr_t>(raw.data()) % 1024) % 1024;
@@ -95,13 +95,13 @@ TEST_CASE("timing model: a copy completes at its own time while another thread's
   REQUIRE(wait0.size() == 1);
   REQUIRE(wait1.size() == 1);
   const double t = tma[0].start_ns, box_ns = kTmaBoxCycles / kClockGHz, handoff = kHandoffCycles / kClockGHz;
-  const double big_lands = t + kTmaLatencyNs + box_ns + kBigBytes / kTmaSmGBs;  // t + 794.572 ns
-  const double small_lands = big_lands + box_ns + kSmallBytes / kTmaSmGBs;   // t + 881.850 ns
+  const double big_lands = t + kTmaLatencyNs + box_ns + kBigBytes / kTmaSmGBs;  // t + 768.983 ns
+  const double small_lands = big_lands + box_ns + kSmallBytes / kTmaSmGBs;   // t + 826.576 ns
   CHECK(tma[0].start_ns + tma[0].dur_ns == doctest::Approx(big_lands).epsilon(1e-9));
   CHECK(tma[1].start_ns + tma[1].dur_ns == doctest::Approx(small_lands).epsilon(1e-9));
   // Thread 32 wakes after the small box has landed: the window this case is about.
-  // (big_lands + handoff = t + 912.851 ns, after small_lands = t + 881.850 ns.)
+  // (big_lands + handoff = t + 887.262 ns, after small_lands = t + 826.576 ns.)
   CHECK(wait1[0].start_ns + wait1[0].dur_ns == doctest::Approx(big_lands + handoff).epsilon(1e-9));
   // Thread 0 sees the small box one hand-off after it landed, not after thread 32's clock.
-  CHECK(wait0[0].start_ns + wait0[0].dur_ns - t == doctest::Approx(1000.130).epsilon(1e-5));
+  CHECK(wait0[0].start_ns + wait0[0].dur_ns - t == doctest::Approx(944.856).epsilon(1e-5));
 }

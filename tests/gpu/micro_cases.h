@@ -76,6 +76,18 @@ inline const std::vector<MicroCase>& cases() {
       {"tma sw128 64x256, 1 CTA, L2, 8 KiB pitch", 1, 1, 0, 4, 64, 64, 256, 1, 0, 0, 0, 2048, 4096, 0, 8},
       {"tma sw128 64x128 x2, 1 CTA, L2, 8 KiB pitch", 1, 1, 0, 4, 64, 64, 128, 2, 0, 0, 0, 2048, 4096, 0, 16},
       {"ring 64x128 + 64x256 one 2048-col tensor pair, 1 CTA", 1, 1, 0, 4, 64, 64, 128, 1, 64, 256, 1, 2048, 2048, 2048, 8},
+      // the time per copy of small copies (NVFP4 scale factors: 2 KiB bulk copies beside 16 KiB boxes):
+      // one CTA, L2-resident, 16 copies per stage, 4 stages (64 in flight) or 4 per stage (16 in flight)
+      {"tma small: sw128 64x16 (2 KiB) x16, 1 CTA, L2", 1, 1, 0, 4, 64, 64, 16, 16, 0, 0, 0, 2048, 2048, 0, 1},
+      {"tma small: sw128 64x16 (2 KiB) x4, 1 CTA, L2", 1, 1, 0, 4, 256, 64, 16, 4, 0, 0, 0, 2048, 2048, 0, 1},
+      {"tma small: sw128 64x8 (1 KiB) x16, 1 CTA, L2", 1, 1, 0, 4, 64, 64, 8, 16, 0, 0, 0, 2048, 2048, 0, 1},
+      {"tma small: bulk 1-D 2 KiB x16, 1 CTA, L2", 1, 1, 0, 4, 64, 0, 16, 16, 0, 0, 0, 2048, 2048, 0, 1},
+      {"tma small: bulk 1-D 512 B x16, 1 CTA, L2", 1, 1, 0, 4, 64, 0, 4, 16, 0, 0, 0, 2048, 2048, 0, 1},
+      {"tma small: bulk 1-D 8 KiB x4, 1 CTA, L2", 1, 1, 0, 4, 256, 0, 64, 4, 0, 0, 0, 2048, 2048, 0, 1},
+      // an NVFP4 k-tile's copies (gau-nernst v0: two 16 KiB boxes, two 2 KiB bulk copies), 6 stages
+      {"tma small: 2 bulk 2 KiB + 2 boxes 64x128, 6 stages, 1 CTA", 1, 1, 0, 6, 64, 0, 16, 2, 64, 128, 2, 2048, 2048, 2048, 1},
+      {"tma small: 2 boxes 64x128, 6 stages, 1 CTA", 1, 1, 0, 6, 64, 0, 16, 0, 64, 128, 2, 2048, 2048, 2048, 1},
+      {"tma small: 2 bulk 2 KiB + 2 boxes 64x128, 6 stages, 32 CTAs", 1, 32, 0, 6, 64, 0, 16, 2, 64, 128, 2, 2048, 2048, 2048, 1},
       // CTA launch and setup
       {"empty grid, one per SM (event time)", 2, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
       {"empty grid, 1056 CTAs (event time)", 2, 1056, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},

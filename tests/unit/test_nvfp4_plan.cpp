@@ -40,9 +40,9 @@ std::string refusal(const PlanRules& r, int m, int n, int k, int sms, Forced f) 
 
 TEST_CASE("nvfp4 plan: the competition shapes on 148 SMs, as the steps' pages explain them") {
   CHECK(line(kStep10, 128, 7168, 16384) == "BLOCK_N 128, S 2, MC 1, no clusters, 112 CTAs");
-  CHECK(line(kStep10, 128, 4096, 7168) == "BLOCK_N 128, S 4, MC 1, no clusters, 128 CTAs");
+  CHECK(line(kStep10, 128, 4096, 7168) == "BLOCK_N 128, S 3, MC 1, no clusters, 96 CTAs");
   CHECK(line(kStep10, 128, 7168, 2048) == "BLOCK_N 128, S 1, MC 1, no clusters, 56 CTAs");
-  CHECK(line(kStep10, 128, 2048, 16384) == "BLOCK_N 128, S 5, MC 1, no clusters, 80 CTAs");
+  CHECK(line(kStep10, 128, 2048, 16384) == "BLOCK_N 128, S 4, MC 1, no clusters, 64 CTAs");
   CHECK(line(kStep11, 128, 7168, 16384) == "BLOCK_N 128, S 2, MC 1, no clusters, 112 CTAs");
   CHECK(line(kStep11, 128, 4096, 7168) == "BLOCK_N 64, S 2, MC 1, no clusters, 128 CTAs");
   CHECK(line(kStep11, 128, 7168, 2048) == "BLOCK_N 64, S 1, MC 1, no clusters, 112 CTAs");
@@ -61,7 +61,7 @@ TEST_CASE("nvfp4 plan: the steps' default emulator problems run what each step a
   const Plan p12 = plan(kStep12, 128, 512, 4160, 8, {});
   CHECK(p12.splits > 1);
   CHECK(left_out(kStep12, p12).empty());
-  const Plan p13 = plan(kStep13, 128, 512, 4160, 8, {});
+  const Plan p13 = plan(kStep13, 128, 256, 4160, 8, {});
   CHECK((p13.splits > 1 && p13.mc > 1));
   CHECK(left_out(kStep13, p13).empty());
   // 512^3 has 2 k-tiles: no split pays, and the note says what is left out.

@@ -149,11 +149,13 @@ while read -r config step knobs; do
 done <<<"$NVFP4_LEVERS"
 
 # Step 14's levers (docs/14's table): CONFIG STEP [VAR=VALUE ...]; "neither" is step 09's kernel
-# (one pair per cluster, tiles row after row), p2 a smaller cluster than the plan's at 4096^3.
+# (one pair per cluster, tiles row after row); multicast and p4 force P = 4 (the largest
+# cluster), p2 P = 2 (4096^3 only), whatever the plan would take.
 BF16_LEVERS='
 neither      14 TCG_STEP14_PAIRS=1 TCG_STEP14_GROUP=1
 order        14 TCG_STEP14_PAIRS=1
-multicast    14 TCG_STEP14_GROUP=1
+multicast    14 TCG_STEP14_PAIRS=4 TCG_STEP14_GROUP=1
+p4           14 TCG_STEP14_PAIRS=4
 step14       14
 p2           14 TCG_STEP14_PAIRS=2
 '
@@ -166,7 +168,7 @@ if [ "$only" = bf16-levers ]; then
   done <<<"$BF16_LEVERS"
   noise_seeds=""
   while read -r config step knobs; do
-    [ -n "$config" ] && [ "$config" != p2 ] || continue
+    [ -n "$config" ] && [ "$config" != p2 ] && [ "$config" != p4 ] || continue
     # shellcheck disable=SC2086
     run_env bf16-levers "$config" "$step" 8192 8192 8192 $knobs
   done <<<"$BF16_LEVERS"

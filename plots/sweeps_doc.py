@@ -276,8 +276,9 @@ def nvfp4_lever_gains(rows):
 BF16_LABELS = {
     "neither": "neither (step 09's kernel)",
     "order": "order alone",
-    "multicast": "multicast alone",
-    "step14": "**both (step 14's plan)**",
+    "multicast": "multicast alone (P = 4)",
+    "p4": "both, P = 4 forced",
+    "step14": "**step 14's plan**",
     "p2": "both, P = 2 forced",
     "step09": "[step 09](09_clc_scheduler.md) itself (its order: groups of 8 pair rows)",
 }

@@ -443,8 +443,9 @@ for step in "$@"; do
     # clusters of 4), groups the rows do not fill, partial tiles, N % 8 != 0 (direct stores), one
     # k-tile (the turn restarts every tile), try_cancel handing out cluster tiles or none; every
     # run launches twice and requires bitwise the same C (the step's repeat check).
-    expected=$((expected + 17))
-    PLAN_HAS="P 4 (clusters of 8 CTAs, B multicast)" run "$step"                       # the default run
+    expected=$((expected + 18))
+    PLAN_HAS="P 1 (clusters of 2 CTAs)" run "$step"   # the default run: every P ties in the model, the plan keeps 1
+    TCG_STEP14_PAIRS=4 PLAN_HAS="P 4 (clusters of 8 CTAs, B multicast)" run "$step"  # the default problem, multicast
     TCG_STEP14_PAIRS=2 TCG_STEP14_GROUP=1 PLAN_HAS="P 2" run "$step" --m 1000 --n 1496 --k 776 --inputs integer --sim-sms 8
     TCG_STEP14_PAIRS=2 TCG_STEP14_GROUP=2 run "$step" --m 1000 --n 1496 --k 776 --inputs random --sim-sms 8 --sim-seed 1
     TCG_STEP14_PAIRS=2 run "$step" --m 1200 --n 768 --k 1096 --inputs integer --sim-sms 8 --sim-seed 4   # 5 pair rows: the 3rd cluster row's 2nd pair has none

@@ -335,7 +335,7 @@ for step in "$@"; do
     TCG_STEP15_SPLITS=1 PLAN_HAS="S 1" run "$step" --m 256 --n 256 --k 4160 --inputs integer --sim-sms 8  # ring wraps 4-5 times
     run "$step" --m 256 --n 256 --k 4160 --inputs wide --sim-sms 8 --sim-seed 5                         # sums round: the order shows
     run "$step" --m 256 --n 256 --k 4160 --inputs competition --sim-sms 8 --sim-seed 6
-    PLAN_HAS="BLOCK_N 128, S 2, MC 1, clusters of 2, 16 CTAs" \
+    PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64, S 1, MC 1, clusters of 2, 16 CTAs" \
       run "$step" --m 256 --n 512 --k 7168 --inputs competition --sim-sms 28   # ranked shape 1 (256 x 4096 x 7168), N / 8
     PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 16 CTAs" \
       run "$step" --m 512 --n 512 --k 7168 --inputs competition --sim-sms 28   # ranked shape 2 (512 x 4096 x 7168), N / 8

@@ -128,7 +128,8 @@ void read_scales(const Mxf4Job& j, Cta& cta, uint32_t addr, uint32_t rows, const
   const auto issued = [&j] { return "the tcgen05.mma.kind::mxf4nvf4 issued by " + j.by; };
   for (uint32_t r = 0; r < rows; ++r) {
     const uint32_t lane = r % 32, col = col0 + r / 32;
-    const auto where = [=] {
+    // By reference: a copy capture would copy the whole CTA (its shared memory) for every row.
+    const auto where = [&] {
       return std::string(operand) + " row " + std::to_string(r) + " (TMEM lane " + std::to_string(lane) +
              " + 32w, column " + std::to_string(col) + (j.ctas[1] ? " of " + cta_name(cta) : std::string()) + ")";
     };

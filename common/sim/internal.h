@@ -537,6 +537,9 @@ void tcgen05_op(const char* what);
 void use_cta_group(int cta_group, const char* what);
 // The pair peer of `cta` (rank ^ 1); fails unless the cluster has one.
 Cta& pair_peer(Cta& cta, const char* what);
+// The peer of a cta_group::2 MMA (`name`): fails unless issued by the even CTA, whose `applies`
+// (its descriptors, TMEM address, ...) then apply to both CTAs.
+Cta& pair_mma_peer(Cta& cta, const char* name, const char* applies);
 void cluster_thread_exited(Fiber& f);
 
 // ---- mbarrier (mbarrier.cpp)

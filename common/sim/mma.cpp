@@ -255,16 +255,7 @@ void mma_f16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc, 
   Cta& cta = *f.cta;
   MmaJob j{d_tmem, tcg::decode_smem_desc(a_desc), tcg::decode_smem_desc(b_desc), tcg::decode_idesc(idesc), accumulate,
            cta_group, {&cta, nullptr}, nullptr, {}};
-  if (cta_group == 2) {
-    Cta& peer = pair_peer(cta, "tcgen05.mma");
-    if (cta.rank % 2 != 0)
-      fail_here("cta_group::2 MMA issued by the odd CTA of the pair",
-                "tcgen05.mma.cta_group::2 from CTA rank " + std::to_string(cta.rank) +
-                    ": the emulator (like CUTLASS and DeepGEMM) requires pair MMAs to be issued by the even CTA, whose "
-                    "descriptors and TMEM address then apply to both CTAs. Issuing from both CTAs computes every "
-                    "product twice; guard the MMA warp with cluster_ctarank() % 2 == 0");
-    j.ctas[1] = &peer;
-  }
+  if (cta_group == 2) j.ctas[1] = &pair_mma_peer(cta, "tcgen05.mma.cta_group::2", "descriptors and TMEM address");
   check_idesc(j.id, idesc, cta_group);
   check_smem_desc(j.a, "A", a_desc);
   check_smem_desc(j.b, "B", b_desc);

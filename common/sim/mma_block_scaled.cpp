@@ -429,15 +429,9 @@ void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uin
   Fiber& f = me();
   Cta& cta = *f.cta;
   Cta* ctas[2] = {&cta, nullptr};
-  if (cta_group == 2) {
-    ctas[1] = &pair_peer(cta, "tcgen05.mma");
-    if (cta.rank % 2 != 0)
-      fail_here("cta_group::2 MMA issued by the odd CTA of the pair",
-                "tcgen05.mma.cta_group::2.kind::mxf4nvf4 from CTA rank " + std::to_string(cta.rank) +
-                    ": the emulator (like CUTLASS and DeepGEMM) requires pair MMAs to be issued by the even CTA, whose "
-                    "descriptors, TMEM and scale-factor addresses then apply to both CTAs. Issuing from both CTAs "
-                    "computes every product twice; guard the MMA warp with cluster_ctarank() % 2 == 0");
-  }
+  if (cta_group == 2)
+    ctas[1] = &pair_mma_peer(cta, "tcgen05.mma.cta_group::2.kind::mxf4nvf4",
+                             "descriptors, TMEM and scale-factor addresses");
   const char* name = cta_group == 2 ? "tcgen05.mma.cta_group::2.kind::mxf4nvf4" : "tcgen05.mma.kind::mxf4nvf4";
   const tcg::IdescBlockScaled id = tcg::decode_idesc_block_scaled(idesc);
   check_idesc_block_scaled(id, idesc, cta_group);

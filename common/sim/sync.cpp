@@ -127,6 +127,17 @@ Cta& pair_peer(Cta& cta, const char* what) {
   return *cl.ctas[peer];
 }
 
+Cta& pair_mma_peer(Cta& cta, const char* name, const char* applies) {
+  Cta& peer = pair_peer(cta, "tcgen05.mma");
+  if (cta.rank % 2 != 0)
+    fail_here("cta_group::2 MMA issued by the odd CTA of the pair",
+              std::string(name) + " from CTA rank " + std::to_string(cta.rank) +
+                  ": the emulator (like CUTLASS and DeepGEMM) requires pair MMAs to be issued by the even CTA, whose " +
+                  applies + " then apply to both CTAs. Issuing from both CTAs computes every product twice; guard "
+                  "the MMA warp with cluster_ctarank() % 2 == 0");
+  return peer;
+}
+
 namespace {
 void complete_cluster_phase(Cluster& cl) {
   cl.hb_done = std::move(cl.hb_acc);

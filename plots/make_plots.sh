@@ -3,7 +3,8 @@
 #
 #   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
 #                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
-#   progression_nvfp4.png   steps 07 and 10-13 at the competition shapes: model, speed of light, cuBLASLt
+#   progression_nvfp4.png   steps 07 and 10-13 at the competition shapes (model, with ranges) beside the
+#                           published kernels (results/validation_b200.csv), speed of light, cuBLASLt
 #   timeline_stepNN.png     steps 01-15: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits

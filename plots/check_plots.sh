@@ -14,6 +14,8 @@
 #   6. the progression chart keeps one GPU's rows together: with a second GPU's rows (the H100's
 #      relabelled as a B300, in results/b300.csv and mixed into another file) it draws one series
 #      per GPU name, each from that GPU's rows only.
+#   7. the NVFP4 chart draws without results/validation_b200.csv (its steps only) and refuses one
+#      with another header (exit 2).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d) || exit 1
@@ -124,6 +126,15 @@ PY
 else
   fail "progression.py with two GPUs exited non-zero: $out"
 fi
+
+# 7
+mkdir -p "$tmp/nv"
+cp results/model_b200.csv results/published_b200.csv "$tmp/nv/"
+python3 plots/nvfp4_chart.py --results "$tmp/nv" --out "$tmp/nv/no_validation.png" >/dev/null &&
+  nonempty_png "$tmp/nv/no_validation.png" || fail "nvfp4_chart.py without results/validation_b200.csv"
+echo "design,shape,nonsense" > "$tmp/nv/validation_b200.csv"
+python3 plots/nvfp4_chart.py --results "$tmp/nv" --out "$tmp/nv/bad.png" 2>/dev/null
+[ $? = 2 ] || fail "nvfp4_chart.py accepted a validation CSV with another header"
 
 [ "$bad" = 0 ] && echo "check_plots: ok"
 exit $bad

@@ -3,14 +3,15 @@
 #
 #   progression.png         BF16 steps: measured (results/<gpu>.csv), model (results/model_b200.csv),
 #                           published (results/published_b200.csv); TFLOPS and % of cuBLAS
-#   progression_nvfp4.png   steps 07 and 10-13 at the competition shapes: model, speed of light, cuBLASLt
+#   progression_nvfp4.png   steps 07 and 10-13 at the competition shapes (model, with ranges) beside the
+#                           published kernels (results/validation_b200.csv), speed of light, cuBLASLt
 #   timeline_stepNN.png     steps 01-15: `./stepNN --predict --trace FILE` (the B200 timing model's
 #                           per-warp timeline, CTAs 0 and 1) drawn by plots/timeline.py, at
 #                           M = N = K = 1024 (one wave, 16 k-tiles of 64: every warp's loop fits
 #                           on one page); steps 06, 08, 09 and 14 at 4096 x 4096 x 512, so that each CTA pair
 #                           computes several tiles and the double-buffered accumulator shows;
 #                           step 07 at the smallest NVFP4 competition shape, 128 x 7168 x 2048;
-#                           step 10 at 128 x 4096 x 7168 (4 splits), CTAs 0, 32, 64: three of tile 0's splits.
+#                           step 10 at 128 x 4096 x 7168 (3 splits), CTAs 0, 32, 64: tile 0's three splits.
 #                           steps 11 and 12 at the same shape: step 11 CTAs 0 and 64 (tile 0's two splits,
 #                           BLOCK_N 64), step 12 CTAs 0 and 1 (tile 0's cluster of two).
 #                           step 16 (groups, not --m): three groups of M 80, 176 and 128 at N = 1024,
@@ -66,7 +67,7 @@ trace_shape() {  # the shape of step $1's timeline (see the top of this file)
   case $1 in
     06|08|09|14) echo "4096 4096 512" ;;  # step 14: CTAs 0 and 1 are the first pair of a cluster
     07|13) echo "128 7168 2048" ;;  # step 13: MC = 4, BLOCK_N 64, S = 1
-    10|11|12) echo "128 4096 7168" ;;  # step 10: S = 4, CTAs 0, 32, 64 are three of tile 0's four splits
+    10|11|12) echo "128 4096 7168" ;;  # step 10: S = 3, CTAs 0, 32, 64 are tile 0's three splits
     15) echo "256 3072 4096" ;;  # the dual GEMM's third ranked shape: S = 2, CTAs 0 and 1 are tile 0's cluster
     16) echo "0 1024 2048" ;;  # N and K of the grouped GEMM's timeline (its groups: below)
     *) echo "1024 1024 1024" ;;

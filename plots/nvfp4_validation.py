@@ -31,11 +31,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
-from results_io import Published, read_model, flops, row_tflops, row_range  # noqa: E402
+from results_io import VALIDATION_HEADER, Published, read_model, flops, row_tflops, row_range  # noqa: E402
 
 CSV = os.path.join(ROOT, "results", "validation_b200.csv")
-HEADER = ("design,dtype,m,n,k,model_config,kernel_us,kernel_fast_us,kernel_slow_us,call_us,call_fast_us,"
-          "call_slow_us,published_us,model_over_published,in_range,within_25pct,source,note").split(",")
+HEADER = VALIDATION_HEADER
 SHAPES = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]
 
 # design -> (step, knobs per shape, what differs from the published code)

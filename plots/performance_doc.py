@@ -243,10 +243,13 @@ def page(args, model, pub, params, params_note):
     L.append("")
     L += nvfp4_table(model, pub)
     L.append("")
-    L.append("![NVFP4 steps 07 and 10 beside the speed of light and cuBLASLt](%s)" % rel(
+    L.append("![NVFP4 steps 07 and 10-13 beside the published competition kernels](%s)" % rel(
         os.path.join(ROOT, "docs", "img", "progression_nvfp4.png"), out_dir))
     L.append("")
-    L.append("The chart of this table, drawn by `make plots` (plots/nvfp4_chart.py) from the same two CSV files.")
+    L.append("The chart of this table and of the published kernels held against the model (results/validation_b200.csv), "
+             "drawn by `make plots` (plots/nvfp4_chart.py): predicted kernel and call times with the model's range; "
+             "published call times beside the model's predicted call ([docs/10](10_nvfp4_split_k.md#results-b200-timing-model) "
+             "says what is drawn).")
     L.append("")
     L.append("## Which step beats which, across the range")
     L.append("")

@@ -42,6 +42,10 @@ STEP_TITLES = {
     14: "BF16 B multicast, L2 tile order",
 }
 PUBLISHED_FILE = "published_b200.csv"
+# The model held against published kernels (plots/nvfp4_validation.py run): one row per design and shape.
+VALIDATION_FILE = "validation_b200.csv"
+VALIDATION_HEADER = ("design,dtype,m,n,k,model_config,kernel_us,kernel_fast_us,kernel_slow_us,call_us,call_fast_us,"
+                     "call_slow_us,published_us,model_over_published,in_range,within_25pct,source,note").split(",")
 # The NVFP4 steps: run, predicted and charted at the competition shapes of PUBLISHED_FILE.
 NVFP4_STEPS = (7, 10, 11, 12, 13)
 
@@ -164,6 +168,23 @@ def read_model(path):
         st, sh = step_of(r), shape_of(r)
         if st is not None and sh is not None and row_tflops(r) is not None:
             out[(st, sh)] = r
+    return out
+
+
+def read_validation(path):
+    """{(design, (m, n, k)): row} of results/validation_b200.csv; {} if there is no file. Another
+    header raises InputError."""
+    if not os.path.exists(path):
+        return {}
+    out = {}
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames != VALIDATION_HEADER:
+            raise InputError("%s: header is not %s" % (path, ",".join(VALIDATION_HEADER)))
+        for i, r in enumerate(reader, start=2):
+            if None in r or any(v is None for v in r.values()):
+                raise InputError("%s:%d: wrong number of fields" % (path, i))
+            out[(r["design"], shape_of(r))] = r
     return out
 
 

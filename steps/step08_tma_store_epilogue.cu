@@ -49,8 +49,8 @@
 //       for K < ~1200) no longer waits for the stores of the tile before the one before;
 //     * half-empty sectors: step 06 moves twice C's bytes through L2.
 //   (Estimates from the issue's H100 measurement and published figures, not B200 measurements.
-//   The B200 timing model, which charges half-written sectors, predicts 1579 TFLOPS against step
-//   06's 1526 at 4096^3 and 2-3x step 06 at K <= 512; docs/08_tma_store_epilogue.md.)
+//   The B200 timing model, which charges half-written sectors, predicts 1837 TFLOPS against step
+//   06's 1747 at 4096^3 and 2-3x step 06 at K <= 512; docs/08_tma_store_epilogue.md.)
 //
 // BUDGETS
 //   Shared memory, stages vs staging: 227 KiB per CTA (232448 B) minus barriers and 1 KiB of

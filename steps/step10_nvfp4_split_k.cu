@@ -35,62 +35,62 @@
 //
 // WHAT A K-TILE COSTS (the B200 timing model, docs/timing_model.md, `./step10 --model-params`)
 //   A k-tile is four copies on the CTA's SM's TMA unit: the A box and the B box (128 rows x 128 B,
-//   16 KiB each) and the SFA and SFB bulk copies (2 KiB each). The model charges 153 cycles per
-//   copy plus the bytes at 204 GB/s: 4 x 82 ns + 36 KiB / 204 GB/s = 329 + 181 = 510 ns. Two
+//   16 KiB each) and the SFA and SFB bulk copies (2 KiB each). The model charges 101 cycles per
+//   copy plus the bytes at 311 GB/s: 4 x 54 ns + 36 KiB / 311 GB/s = 217 + 119 = 336 ns. Two
 //   thirds of it is per-copy time, and the two 2 KiB scale copies take 36% of it for 11% of the
-//   bytes. The first copies land one TMA latency (632 ns) after the setup (0.26 us).
+//   bytes. The first copies land one TMA latency (662 ns) after the setup (0.26 us).
 //
-// SPLIT OR NOT (model figures, in k-tiles of 510 ns)
+// SPLIT OR NOT (model figures, in k-tiles of 336 ns)
 //   Splitting saves streaming on every CTA: ceil(k_tiles / S) k-tiles instead of k_tiles. It adds
 //   to the reducing CTA, after its mainloop: its own 64 KiB partial written (2048 full sectors at
-//   1 per cycle: 1.10 us = 2.2 k-tiles), the atom (600 cycles, an estimate: 0.32 us = 0.6 k-tile)
-//   and S - 1 partials read (2.2 k-tiles each): 0.6 + 2.2 S k-tiles. The C store (2.2 us) is the
+//   1 per cycle: 1.10 us = 3.3 k-tiles), the atom (600 cycles, an estimate: 0.32 us = 1.0 k-tile)
+//   and S - 1 partials read (3.3 k-tiles each): 1.0 + 3.3 S k-tiles. The C store (2.2 us) is the
 //   same for every S. The planner takes the S with the least sum (a tie keeps the smaller S).
-//   Measured in the model (`./step10 --predict`, S forced by a local edit; * = two waves):
+//   Measured in the model (`TCG_STEP10_SPLITS=S ./step10 --predict`, results/model_b200_sweeps.csv;
+//   * = two waves):
 //     S                          1      2      3      4      5      6
-//     128 x 7168 x 16384     36.42  22.66  32.04* 28.16*                  us: S = 2 (SM count)
-//     128 x 4096 x 7168      18.06  13.47  12.60  12.21  18.07* 18.62*    us: S = 4
-//     128 x 7168 x 2048       7.87   8.39  13.35* 13.96*                  us: S = 1
-//     128 x 2048 x 16384                   18.69  16.69  16.34  16.43     us: S = 5 (S = 8: 17.12)
-//     128 x 7168 x 2560 / 3072 / 3584 (10 / 12 / 14 k-tiles): S = 1 8.89 / 9.91 / 10.93,
-//       S = 2 8.90 / 9.41 / 9.92: a split pays from 12 k-tiles; at 10 it is a tie, which the
-//       estimate gives to S = 2 by 24 ns of 5.1 us.
-//   The rule's estimate matches these steps within 0.1 us: S = 3 -> 4 on the second shape saves
-//   3 k-tiles (1.53 us) and costs 2.2 (1.1 us): -0.39 us measured, -0.41 estimated. The old rule
-//   (at least 8 k-tiles per split, S <= 4) chose S = 3 there; a second wave never paid.
+//     128 x 7168 x 16384     25.31  17.12  25.43* 23.09*                  us: S = 2 (SM count)
+//     128 x 4096 x 7168      13.22  11.06  10.81  11.15  16.54* 16.99*    us: S = 3
+//     128 x 7168 x 2048       6.51   7.72  12.36* 13.15*                  us: S = 1
+//     128 x 2048 x 16384                   14.84  13.94  14.04  14.46     us: S = 4 (S = 8: 15.92)
+//     128 x 7168 x 2560 / 3072 / 3584 (10 / 12 / 14 k-tiles): S = 1 7.18 / 7.85 / 8.52,
+//       S = 2 8.06 / 8.44 / 8.73: S = 1 stays ahead, by 0.88 down to 0.21 us.
+//   The rule's estimate picks the fastest S of every row: S = 3 -> 4 on the second shape saves
+//   3 k-tiles (1.01 us) and costs 3.3 (1.10 us): +0.34 us measured, +0.09 estimated. The old rule
+//   (at least 8 k-tiles per split, S <= 4) would take S = 4 on the first shape (two waves); a
+//   second wave never paid.
 //
 // WHAT BOUNDS IT (model; speed of light (SOL) and cuBLASLt: published, results/published_b200.csv)
-//   128 x 7168 x 16384, S = 2, 112 CTAs of 32 k-tiles: 22.66 us = 2.52 x SOL (8.994 us). The
-//     SMs' TMA units: 0.26 + 0.63 + 32 x 0.510 = 17.2 us until the last copy lands (the
-//     streaming is 72% of the time), then the partial (1.1 us), the atom, one partial read
-//     (1.1 us) and C (2.2 us). HBM is not the bound: each CTA brings 18 KiB of new bytes per
-//     k-tile (B and SFB; A and SFA come from L2 after the first tile reads them),
-//     112 x 18 KiB / 510 ns = 4.0 TB/s of the 7.2.
-//     Even 148 SMs sharing the 3584 k-tiles evenly would stream 24.2 k-tiles = 12.35 us each.
-//   128 x 4096 x 7168, S = 4, 128 CTAs of 7 k-tiles: 12.21 us = 5.19 x SOL (2.354 us). The
-//     mainloop ends at 4.9 us; the reducer's tail (partial out, atom, 3 partials in, C) runs to
-//     11.8 us: 56% of the time.
-//   128 x 7168 x 2048, S = 1, 56 CTAs of 8 k-tiles: 7.87 us = 5.90 x SOL (1.333 us). Streaming
-//     4.08 us (52%); C stored one row per thread, 16-byte chunks in half-filled sectors (64 warp
-//     instructions x 64 cycles = 2.2 us; 5.46 to 7.54 us in the trace, 26%); setup and latency
+//   128 x 7168 x 16384, S = 2, 112 CTAs of 32 k-tiles: 17.12 us = 1.90 x SOL (8.994 us). The
+//     SMs' TMA units: 0.26 + 0.66 + 32 x 0.336 = 11.7 us until the last copy lands (the
+//     streaming is 63% of the time), then the partial (1.1 us), the atom, one partial read
+//     (1.1 us) and C (2.2 us). HBM is close: each CTA brings 18 KiB of new bytes per k-tile
+//     (B and SFB; A and SFA come from L2 after the first tile reads them),
+//     112 x 18 KiB / 336 ns = 6.1 TB/s of the 7.2 (the range's low end, 5.9, is below it).
+//     148 SMs sharing the 3584 k-tiles evenly would stream 24.2 k-tiles = 8.1 us each.
+//   128 x 4096 x 7168, S = 3, 96 CTAs of 10 or 9 k-tiles: 10.81 us = 4.59 x SOL (2.354 us). The
+//     mainloop ends at 4.9 us; the reducer's tail (partial out, atom, 2 partials in, C) runs to
+//     10.6 us: 52% of the time.
+//   128 x 7168 x 2048, S = 1, 56 CTAs of 8 k-tiles: 6.51 us = 4.88 x SOL (1.333 us). Streaming
+//     2.69 us (41%); C stored one row per thread, 16-byte chunks in half-filled sectors (64 warp
+//     instructions x 64 cycles = 2.2 us; 4.30 to 6.33 us in the trace, 31%); setup and latency
 //     0.9 us.
-//   cuBLASLt (published): 22.4 / 12.5 / 8.49 us; step 10 (model) is at 1.01 / 0.98 / 0.93 x.
+//   cuBLASLt (published): 22.4 / 12.5 / 8.49 us; step 10 (model) is at 0.76 / 0.86 / 0.77 x.
 //   Not reachable by a rule or a constant: 1.5 x SOL (13.5 / 3.5 / 2.0 us). What would move it,
 //   in the same model (estimates, not built): a 3-D box covering two k-tiles (one 32 KiB A box,
-//   one B box, 4 KiB scale copies: 345 ns per k-tile, -32%); C through shared memory and a TMA
+//   one B box, 4 KiB scale copies: 227 ns per k-tile, -32%); C through shared memory and a TMA
 //   store (full sectors: 0.55 us instead of 2.2, step 08); TMA multicast of A and SFA within a
 //   cluster of 2 along N, issued by the two CTAs in turn (3 copies and 27 KiB per k-tile per CTA,
-//   382 ns, -25%: on an H100 the issuer pays a multicast box once, and the model now charges the
+//   252 ns, -25%: on an H100 the issuer pays a multicast box once, and the model now charges the
 //   issuing SM, docs/timing_model.md "Cluster mechanisms"); BLOCK_N = 64 (twice the
-//   tiles, half the partial and C bytes: 4 copies and 27 KiB per k-tile, 465 ns; the scale path
+//   tiles, half the partial and C bytes: 4 copies and 27 KiB per k-tile, 306 ns; the scale path
 //   here assumes 128-row SFB atoms, so it is not a constant to change).
 //
 // SHARED MEMORY, TMEM: step 07's (6 stages of 36 KiB, 217.1 KiB; 512 TMEM columns), plus a 4-byte
 //   "this CTA reduces" flag. A 7th stage does not fit (253 KiB), and would not help: a stage is
-//   back in 510 + 632 ns of TMA + two hand-offs of 118 ns, about 2.7 stages' streaming. Measured
-//   in the model with 2 / 3 / 4 / 5 / 6 stages: 31.69 / 25.60 / 22.81 / 22.66 / 22.66 us (first
-//   shape), 14.43 / 13.10 / 12.36 / 12.21 / 12.21 (second), 9.63 / 8.02 / 7.87 / 7.87 / 7.87
-//   (third).
+//   back in 336 + 662 ns of TMA + two hand-offs of 118 ns, about 3.7 stages' streaming, which six
+//   stages cover with room to spare. NUM_STAGES is a compile-time constant: to see its effect in
+//   the model, change it, rebuild and run `./step10 --predict` at the shapes above.
 //
 // CONSTRAINTS
 //   As step 07: any M, N >= 1, K a multiple of 64. Workspace: 4 bytes per tile (counters, zero

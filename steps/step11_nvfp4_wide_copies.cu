@@ -24,36 +24,41 @@
 //     whose estimate (waves x (streaming + tail + C)) is smallest, with the new costs below.
 //
 // WHY IT IS FASTER (the B200 timing model, docs/timing_model.md, `./step11 --model-params`)
-//   The SM's TMA unit charges 153 cycles (82 ns) per copy plus the bytes at 204 GB/s. Step 10's
-//   k-tile: 4 copies + 36 KiB = 329 + 181 = 510 ns. Two k-tiles here: 4 copies + 72 KiB =
-//   329 + 361 = 690 ns, 345 ns per k-tile (-32%); with BLOCK_N = 64, 4 copies + 56 KiB = 609 ns.
+//   The SM's TMA unit charges 101 cycles (54 ns) per copy plus the bytes at 311 GB/s. Step 10's
+//   k-tile: 4 copies + 36 KiB = 217 + 119 = 336 ns. Two k-tiles here: 4 copies + 72 KiB =
+//   217 + 237 = 454 ns, 227 ns per k-tile (-32%); with BLOCK_N = 64, 4 copies + 56 KiB = 402 ns.
 //   C: step 10 stores a row per thread, 32 half-filled sectors per warp instruction, charged
 //   twice: 2.2 us per 128 x 128 tile. TMA stores write whole 128-byte rows: 0.55 us (the SM's
 //   store path, 32 B per cycle, H100-measured). The split tail (partial out, atom, partials in)
 //   halves with BLOCK_N = 64. Measured in the model (`./step11 --predict`, us; each lever alone
-//   is the knobs of CONSTRAINTS with the other two off; ranges and pairs: docs/11):
+//   is the knobs of CONSTRAINTS with the other two off; results/model_b200_sweeps.csv; ranges and
+//   pairs: docs/11):
 //                                     128x7168x16384  128x4096x7168  128x7168x2048
-//     step 10                                  22.66          12.21           7.87
-//     none of the three (knobs)                22.81          12.21           8.10
-//     two k-tiles per copy                     18.45          11.38           6.85
-//     TMA-store C                              21.18          10.58           6.54
-//     BLOCK_N = 64                             33.01          10.84           6.71
-//     all three, BLOCK_N per shape             16.82 (128)     7.74 (64)      4.69 (64)
+//     step 10                                  17.12          10.81           6.51
+//     none of the three (knobs)                17.65          11.50           6.73
+//     two k-tiles per copy                     16.94          10.99           6.66
+//     TMA-store C                              16.02           9.87           5.18
+//     BLOCK_N = 64                             22.79           8.63           5.46
+//     all three, BLOCK_N per shape             15.32 (128)     6.93 (64)      3.88 (64)
 //     published competition entry (B200)       18.3            8.29           6.54
+//   (kernel times; the entry's are call times: docs/13 compares like with like)
 //
 // SPLIT OR NOT, AND BLOCK_N (ns of the model)
-//   A split of n k-tiles streams floor(n / 2) stages (690 or 609 ns) and, n odd, one lone k-tile
-//   (508 / 468 ns). S > 1 adds the reducer's partial out (128 x BLOCK_N FP32 at 60 B/ns: 1.09 /
+//   A split of n k-tiles streams floor(n / 2) stages (454 or 402 ns) and, n odd, one lone k-tile
+//   (336 / 309 ns). S > 1 adds the reducer's partial out (128 x BLOCK_N FP32 at 60 B/ns: 1.09 /
 //   0.55 us), the atom (0.32 us, an estimate) and S - 1 partials in. C adds 0.55 / 0.27 us. The
 //   competition shapes: 128 x 7168 x 16384: BLOCK_N 128, S = 2 (64 would leave no room to split:
 //   112 tiles); 128 x 4096 x 7168: 64, S = 2; 128 x 7168 x 2048: 64, S = 1.
 //
 // WHAT BOUNDS IT (model traces, docs/11_nvfp4_wide_copies.md)
-//   128x7168x16384: the SMs' TMA units, 16 stages from 0.46 to 12.1 us (70%); then the partial
-//     (1.0 us), the atom, one partial in and C: the last reducer ends at 16.8 us. HBM is near:
-//     112 CTAs x 18 KiB of new bytes per 345 ns k-tile = 6.0 of 7.2 TB/s.
-//   128x4096x7168: the TMA units (7 stages, mainloop done at 5.5 us, 71%), then the tail (2.2 us).
-//   128x7168x2048: the TMA units (4 stages, 0.46-3.5 us), setup and latency (1.1 us), C (0.3 us).
+//   128x7168x16384: the ring's latency (3 stages), the TMA units next (busy 70% of the
+//     mainloop): 16 stages land from 1.57 to 10.27 us, 0.60 us apart on average against the
+//     formula's 0.454; then the partial (1.0 us), the atom, one partial in and C: 15.32 us. HBM
+//     is near: 112 CTAs x 18 KiB of new bytes per 300 ns k-tile = 6.9 of 7.2 TB/s.
+//   128x4096x7168: the TMA units (7 stages 0.41 us apart, last MMA done at 4.3 us, 62%), then
+//     the tail (2.6 us).
+//   128x7168x2048: the TMA units (4 stages landing 1.52-2.73 us), launch, setup and latency
+//     (1.1 us), C (0.3 us).
 //
 // A AND B SWAPPED (TCG_STEP11_SWAP_AB=1: a tested experiment; the plan does not take it)
 //   The competition entry's swap: the kernel computes C^T = B A^T, an N x M problem (B and SFB

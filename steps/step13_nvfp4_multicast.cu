@@ -14,21 +14,24 @@
 //   * A cluster barrier after the barrier inits (the peers' copies and commits signal them),
 //     relaxed, around the __syncthreads that publishes the TMEM address.
 //
-// WHY IT IS FASTER (model; per two-k-tile stage on one SM's TMA unit, 82 ns a copy + 204 B/ns)
-//   Step 12: 4 copies, 72 KiB (BLOCK_N 128) or 56 KiB (64): 688 or 608 ns.
+// WHY IT CAN BE FASTER (model; per two-k-tile stage on one SM's TMA unit, 54 ns a copy + 311 B/ns)
+//   Step 12: 4 copies, 72 KiB (BLOCK_N 128) or 56 KiB (64): 454 or 402 ns.
 //   MC = 2:  B + SFB, and A + SFA issued on one stage in two for both CTAs (the issuer pays once),
-//            received on the other at half a box's cost (H100-measured):     602 or 522 ns.
-//   MC = 4:  the same, A issued on one stage in four:                        559 or 479 ns.
+//            received on the other at half a box's cost (H100-measured):     397 or 345 ns.
+//   MC = 4:  the same, A issued on one stage in four:                        369 or 316 ns.
 //   Once the TMA unit has less to do, the ring's latency shows (a slot comes back one TMA latency
-//   + its copies + its MMAs after it was freed: 3 stages of BLOCK_N 128 give a stage every ~470 ns
-//   at best), HBM is near its rate on the first shape, and the cluster barrier after the inits
+//   + its copies + its MMAs + two hand-offs after it was freed: 3 stages of BLOCK_N 128 give a
+//   stage every ~535 ns at best), HBM is near its rate on the first shape, and the cluster barrier after the inits
 //   is paid once. Measured in the model (`./step13 --predict`, us; the plan's choice in brackets):
 //                                     128x7168x16384    128x4096x7168    128x7168x2048
-//     step 12                                 15.37             6.94             4.69
-//     step 13 (BLOCK_N, MC, S)         15.10 (128, 2, 2)  6.94 (64, 1, 2)  4.41 (64, 4, 1)
+//     step 12                                 13.91             6.20             3.88
+//     step 13 (BLOCK_N, MC, S)         14.12 (128, 2, 2)  6.20 (64, 1, 2)  4.01 (64, 4, 1)
 //     published competition entry (B200)       18.3             8.29             6.54
-//   The second shape keeps step 12's plan: clusters of 4 for its 128 CTAs would not all fit at
-//   once if a GPC has 14 SMs (the planner's assumption, common/nvfp4_plan.cpp), and with
+//   (kernel times against the entry's call times: docs/13 compares like with like). At these TMA
+//   figures the planner's estimate still favours multicast on the first and third shapes, but the
+//   model runs the first 0.21 us slower than step 12 (the third, 0.13 us slower, is within the
+//   model's noise: docs/13). The second shape keeps step 12's plan:
+//   clusters of 4 for its 128 CTAs would not all fit at once if a GPC has 14 SMs (the planner's assumption, common/nvfp4_plan.cpp), and with
 //   BLOCK_N 128 the ring's latency eats the gain.
 //
 // SHARED MEMORY, TMEM: step 12's (each CTA still holds all of A: multicast saves copies and

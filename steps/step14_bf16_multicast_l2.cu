@@ -27,20 +27,22 @@
 //     consumer of the cluster (the producer and 4 epilogue warps of each CTA, each leader's MMA
 //     warp) releases the slot on rank 0's sched_empty_bar: 11 P arrivals.
 //
-// WHY IT IS FASTER (model; per stage of 64 of K on one SM's TMA unit: 82 ns a box + 204 B/ns)
-//   Step 09: A (16 KiB) + B half (16 KiB), 2 boxes: 2 x 162 = 325 ns, against 275 ns of MMAs
-//   (4 x N/2 cycles at N = 256): the TMA unit is what paces it.
-//   P = 2: the issuing pair's SMs pay A + B (325 ns), the other pair's A + half a box as the
-//   receiver's share (H100-measured, 0.5): 243 ns; over two stages 284 ns a stage. P = 4: 263 ns,
-//   under the MMAs. B is also read from L2 once per cluster instead of once per pair.
-//   In the model (`--predict`): 1837 TFLOPS at 4096^3 with P = 4 (step 09: 1577), the tensor core
-//   busy 84% of the kernel; at 8192^3, 2137 with P = 2 (step 09: 1873), the TMA unit 98%.
+// WHAT IT CHANGES (model; per stage of 64 of K on one SM's TMA unit: 54 ns a box + 311 B/ns)
+//   Step 09: A (16 KiB) + B half (16 KiB), 2 boxes: 2 x 107 = 214 ns, against 275 ns of MMAs
+//   (4 x N/2 cycles at N = 256): the tensor core, not the TMA unit, paces it.
+//   P = 2: the issuing pair's SMs pay A + B (214 ns), the other pair's A + half a box as the
+//   receiver's share (H100-measured, 0.5): 160 ns; over two stages 187 ns a stage. P = 4: 174 ns.
+//   Both were already under the MMAs, so the saving does not show as time. B is also read from L2
+//   once per cluster instead of once per pair.
+//   In the model (`--predict`, results/model_b200_sweeps.csv): the plan takes P = 1 at 4096^3 and
+//   8192^3, 1837 and 2208 TFLOPS, as step 09; forced, P = 4 gives 1839 at 4096^3 and multicast
+//   2064 at 8192^3.
 //   The tile order: at 4096^3 A, B and C are 96 MiB, within the model's L2 (126 MB x 0.9), so
 //   every order reads each byte from HBM once. At 8192^3 A and B are 256 MiB: row after row
 //   (G = 1) the clusters at once span all 32 columns and B no longer fits, so each row of tiles
 //   reads much of it from HBM again; in supergroups the clusters at once read ~75 MB of A and B,
-//   which stay. In the model that moves HBM from 57% of the kernel to 18%, not the time: the TMA
-//   unit paces either way, and HBM has room.
+//   which stay. In the model that moves HBM from 57% of the kernel to 22%, not the time: the
+//   tensor core paces either way, and HBM has room.
 //   docs/14_bf16_multicast_l2.md has the model's numbers per lever, shape and range.
 //
 // BUDGETS

@@ -32,16 +32,16 @@
 // PLAN (common/grouped_plan.cpp, the timing model's parameters; the run prints it): swap and
 //   BLOCK_N with the least estimate; MC 1 unless forced. The four ranked cases, `./step16 --predict
 //   --groups CASE` (us; point and range; results/model_b200_grouped.csv), all swapped, BLOCK_N 128:
-//     g8-n4096-k7168   31.36 (25.44 - 41.44)   speed of light 18.833   the SMs' TMA units
-//     g8-n7168-k2048   17.11 (12.58 - 22.46)                  10.667   the SMs' TMA units
-//     g2-n3072-k4096    7.90 ( 5.60 - 11.29)                   2.406   TMA units, 120 of 148 SMs
-//     g2-n4096-k1536    4.58 ( 3.27 -  6.91)                   1.525   the ring's latency, fixed costs
+//     g8-n4096-k7168   27.30 (24.71 - 38.35)   speed of light 18.833   the ring's latency
+//     g8-n7168-k2048   15.09 (12.02 - 21.37)                  10.667   the ring's latency
+//     g2-n3072-k4096    7.12 ( 5.32 - 10.56)                   2.406   the ring's latency, 120 of 148 SMs
+//     g2-n4096-k1536    4.18 ( 3.29 -  6.44)                   1.525   the ring's latency, fixed costs
 //   WHY FASTER THAN ONE LAUNCH PER GROUP: the SMs a small group leaves idle take the next group's
 //   tiles, and the fixed costs (launch, setup, the first TMA round trip, the last C) are paid once
 //   per CTA, not once per group. The same kernel on one group at a time (`--groups 192` then
-//   `--groups 320`, model): 6.45 + 6.95 = 13.40 us against 7.90 for both; 3.57 + 4.42 = 7.99
-//   against 4.58 on the last case. Unswapped or narrower token tiles were slower in the model
-//   (docs/16_nvfp4_grouped_gemm.md), and so was MC 4 on the third case (8.10).
+//   `--groups 320`, model): 5.47 + 5.71 = 11.18 us against 7.12 for both; 3.11 + 3.83 = 6.94
+//   against 4.18 on the last case. Unswapped or narrower token tiles were slower in the model
+//   (docs/16_nvfp4_grouped_gemm.md), and MC 4 was no faster on the third case (7.14).
 //
 // SHARED MEMORY, TMEM: a stage is X's 2 k-tiles (32 KiB), Y's (2 x BLOCK_N x 128 B) and both scale
 //   blocks (8 KiB): 4 stages of 48 or 56 KiB, or 3 of 72 KiB at BLOCK_N 128. TMEM: 2 x BLOCK_N

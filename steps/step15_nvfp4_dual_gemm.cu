@@ -29,18 +29,10 @@
 //
 // PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N, S and the CTA group
 //   with the least estimate (a stage's six copies, the ring's latency over its stages, the last
-//   stage's 2 x 8 MMAs, the exchange of both accumulators, C). The ranked shapes, `./step15
-//   --predict` (us, range):
-//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs          14.10 (9.66 - 22.51)
-//     512 x 4096 x 7168   pairs, BLOCK_N 128, S 1, 128 CTAs   19.95 (14.45 - 28.56)
-//     256 x 3072 x 4096   pairs, BLOCK_N 64, S 1, 96 CTAs      9.23 (6.01 - 13.99)
-//     512 x 3072 x 7168   pairs, BLOCK_N 128, S 1, 96 CTAs    19.86 (14.39 - 28.46)
-//   Forced alternatives were slower or no faster in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on
-//   the first shape, pairs of BLOCK_N 64 14.07 there; one k-tile per stage (4 stages of 54 KiB, 6
-//   copies per k-tile) 15.35 and 24.14 on the first two. What bounds them is the ring's latency (2
-//   stages do not cover a TMA round trip), or with pairs of BLOCK_N 64 the SM's TMA unit (six
-//   copies a stage: a box's fixed cost outweighs its bytes); docs/15_nvfp4_dual_gemm.md compares
-//   them with the speed of light and the published entries.
+//   stage's 2 x 8 MMAs, the exchange of both accumulators, C). At the four ranked shapes it takes
+//   pairs, S 1 (BLOCK_N 64 at M 256, 128 at M 512); what bounds each (mostly the ring's latency:
+//   2 stages do not cover a TMA round trip) and the predictions beside the published entries:
+//   docs/15_nvfp4_dual_gemm.md, "The ranked shapes".
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the
@@ -156,12 +148,7 @@ __host__ __device__ inline float silu_f32(float x) { return x / (1.0f + expf(-x)
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
 template <int BN, bool PAIR, bool kTrace>
-__device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b1,
-                                          const CUtensorMap& tmap_b2, const CUtensorMap& tmap_a3,
-                                          const CUtensorMap& tmap_b1_3d, const CUtensorMap& tmap_b2_3d,
-                                          const CUtensorMap& tmap_sfa, const CUtensorMap& tmap_sfb1,
-                                          const CUtensorMap& tmap_sfb2,
-                                          const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
+__device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, const uint8_t* sfa,
                                           const uint8_t* sfb1, const uint8_t* sfb2, __half* c, int m, int n,
                                           int k, int splits, const TraceBuf& trace_buf) {
   using L = Cfg<BN, PAIR>;
@@ -258,34 +245,34 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
             mbarrier_arrive_expect_tx(tma_full_bar(s),
                                       2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES));
           if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {
-            tma_load_3d_2sm(a_tile(s), &tmap_a3, 0, m0, kt0, full_bar);
-            tma_load_3d_2sm(b1_tile(s), &tmap_b1_3d, 0, b_row0, kt0, full_bar);
-            tma_load_3d_2sm(b2_tile(s), &tmap_b2_3d, 0, b_row0, kt0, full_bar);
+            tma_load_3d_2sm(a_tile(s), &maps.a3, 0, m0, kt0, full_bar);
+            tma_load_3d_2sm(b1_tile(s), &maps.b1_3d, 0, b_row0, kt0, full_bar);
+            tma_load_3d_2sm(b2_tile(s), &maps.b2_3d, 0, b_row0, kt0, full_bar);
           } else {
             for (int j = 0; j < kts; ++j) {
-              tma_load_2d_2sm(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, full_bar);
-              tma_load_2d_2sm(b1_tile(s) + j * L::B_KTILE_BYTES, &tmap_b1, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
-              tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &tmap_b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+              tma_load_2d_2sm(a_tile(s) + j * A_KTILE_BYTES, &maps.a, (kt0 + j) * BLOCK_K / 2, m0, full_bar);
+              tma_load_2d_2sm(b1_tile(s) + j * L::B_KTILE_BYTES, &maps.b1, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+              tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &maps.b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
             }
           }
           const int steps_k = k / MMA_K, ks0 = kt0 * KSTEPS;  // atoms per row block; this stage's first
-          tma_load_2d_2sm(sfa_tile(s), &tmap_sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), full_bar);
-          tma_load_2d_2sm(sfb1_tile(s), &tmap_sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
-          tma_load_2d_2sm(sfb2_tile(s), &tmap_sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
+          tma_load_2d_2sm(sfa_tile(s), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), full_bar);
+          tma_load_2d_2sm(sfb1_tile(s), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
+          tma_load_2d_2sm(sfb2_tile(s), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
           if (s == NUM_STAGES - 1) empty_parity ^= 1;
           continue;
         }
         mbarrier_arrive_expect_tx(tma_full_bar(s),
                                   uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * sf_bytes);
         if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {  // one box per operand
-          tma_load_3d(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s));  // A once, for both products
-          tma_load_3d(b1_tile(s), &tmap_b1_3d, 0, n0, kt0, tma_full_bar(s));
-          tma_load_3d(b2_tile(s), &tmap_b2_3d, 0, n0, kt0, tma_full_bar(s));
+          tma_load_3d(a_tile(s), &maps.a3, 0, m0, kt0, tma_full_bar(s));  // A once, for both products
+          tma_load_3d(b1_tile(s), &maps.b1_3d, 0, n0, kt0, tma_full_bar(s));
+          tma_load_3d(b2_tile(s), &maps.b2_3d, 0, n0, kt0, tma_full_bar(s));
         } else {  // a partial or lone k-tile: step 10's boxes, one per k-tile
           for (int j = 0; j < kts; ++j) {
-            tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
-            tma_load_2d(b1_tile(s) + j * L::B_KTILE_BYTES, &tmap_b1, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
-            tma_load_2d(b2_tile(s) + j * L::B_KTILE_BYTES, &tmap_b2, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+            tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &maps.a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
+            tma_load_2d(b1_tile(s) + j * L::B_KTILE_BYTES, &maps.b1, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+            tma_load_2d(b2_tile(s) + j * L::B_KTILE_BYTES, &maps.b2, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
           }
         }
         const uint32_t sf_k0 = uint32_t(kt0 * KSTEPS);
@@ -486,7 +473,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
         tcgen05_fence_after_thread_sync();   // the next sub-tile's tcgen05.ld, after it
         const int row0 = m0 + quarter * SUB_M;
         if (lane == STORE_LANE) {
-          if (row0 < m && col0 < n) tma_store_2d(&tmap_c, buf, col0, row0);  // clipped at M and N
+          if (row0 < m && col0 < n) tma_store_2d(&maps.c, buf, col0, row0);  // clipped at M and N
           bulk_commit_group();
         }
       }
@@ -519,15 +506,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   trace.end(Phase::kTeardown);
 }
 
-#define TCG_STEP15_PARAMS                                                                                    \
-  const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b1,                   \
-      const __grid_constant__ CUtensorMap tmap_b2, const __grid_constant__ CUtensorMap tmap_a3,              \
-      const __grid_constant__ CUtensorMap tmap_b1_3d, const __grid_constant__ CUtensorMap tmap_b2_3d,        \
-      const __grid_constant__ CUtensorMap tmap_sfa, const __grid_constant__ CUtensorMap tmap_sfb1,           \
-      const __grid_constant__ CUtensorMap tmap_sfb2, const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb1,       \
+#define TCG_STEP15_PARAMS                                                                                \
+  const __grid_constant__ DualGemmMaps maps, bool tma_c, const uint8_t *sfa, const uint8_t *sfb1,        \
       const uint8_t *sfb2, __half *c, int m, int n, int k, int splits, const __grid_constant__ TraceBuf trace_buf
-#define TCG_STEP15_ARGS \
-  tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_sfa, tmap_sfb1, tmap_sfb2, tmap_c, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
+#define TCG_STEP15_ARGS maps, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
 // At most one CTA per SM (its ring takes the shared memory): saying so lets ptxas use the registers
 // the gated epilogue needs (without it, it kept 64 and spilled).
 template <bool kTrace>
@@ -582,29 +564,19 @@ void launch(const GemmArgs& g) {
   if (f.b2 == nullptr || f.sfb2 == nullptr) throw std::invalid_argument("step 15: the dual GEMM needs B2 and SFB2");
   const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
   const bool pair = p.cta_group == 2;
-  const int b_rows = pair ? p.block_n / 2 : p.block_n;  // rows of B1 / B2 one CTA loads
-  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b1 = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, b_rows);
-  const CUtensorMap tmap_b2 = make_fp4_kmajor_sw128_map(f.b2, g.n, g.k, b_rows);
-  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M, KT_PER_STAGE);
-  const CUtensorMap tmap_b1_3d = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, b_rows, KT_PER_STAGE);
-  const CUtensorMap tmap_b2_3d = make_fp4_kmajor_sw128_map_3d(f.b2, g.n, g.k, b_rows, KT_PER_STAGE);
-  // The pair's scales come through tensor maps (their copies must signal the leader's barrier).
-  const int atoms = int(KSTEPS_PER_STAGE);
-  const CUtensorMap tmap_sfa = pair ? make_sf_atoms_map(f.sfa, g.m, g.k, atoms) : CUtensorMap{};
-  const CUtensorMap tmap_sfb1 = pair ? make_sf_atoms_map(f.sfb, g.n, g.k, atoms) : CUtensorMap{};
-  const CUtensorMap tmap_sfb2 = pair ? make_sf_atoms_map(f.sfb2, g.n, g.k, atoms) : CUtensorMap{};
-  // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
+  // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch); the pair's scales come
+  // through tensor maps (their copies must signal the leader's barrier).
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
-  const CUtensorMap tmap_c = tma_c ? make_f16_c_store_map(f.c, g.m, g.n, SUB_N, SUB_M) : CUtensorMap{};
+  const DualGemmMaps maps = make_dual_gemm_maps(f.a, f.b, f.b2, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, BLOCK_M,
+                                                pair ? p.block_n / 2 : p.block_n, KT_PER_STAGE, pair,
+                                                int(KSTEPS_PER_STAGE), tma_c, SUB_N, SUB_M);
   LaunchDims d;
   d.grid = dim3(unsigned(p.ctas));
   d.block = dim3(NUM_THREADS);
   d.cluster = dim3(unsigned(p.cluster), 1, 1);
   auto go = [&](auto kernel, uint32_t smem_bytes) {
     d.smem_bytes = smem_bytes + kSmemAlignSlack;
-    launch_kernel(kernel, d, g.stream, tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_sfa, tmap_sfb1,
-                  tmap_sfb2, tmap_c, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
+    launch_kernel(kernel, d, g.stream, maps, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
   };
   if (pair && p.block_n == 64) go(TCG_TRACED(gemm_kernel_pair_n64, g.trace), Cfg<64, true>::SMEM_BYTES);
   else if (pair) go(TCG_TRACED(gemm_kernel_pair_n128, g.trace), Cfg<128, true>::SMEM_BYTES);

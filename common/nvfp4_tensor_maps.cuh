@@ -1,4 +1,4 @@
-// nvfp4_tensor_maps.cuh — the tensor maps of the NVFP4 split-K steps (10-13), made once here:
+// nvfp4_tensor_maps.cuh — the tensor maps of the NVFP4 split-K steps (10-13) and of step 15, made once here:
 //  * an FP4 operand (A or B), K-major: rows of K/2 bytes, read in boxes of one 128-byte swizzle
 //    row of K (256 FP4 values: one k-tile) x box_rows rows, 128B-swizzled; 2-D (one k-tile a box)
 //    or 3-D (k_tiles_per_box k-tiles a box, landing as that many 2-D boxes one after the other);

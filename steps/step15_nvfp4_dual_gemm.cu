@@ -25,19 +25,19 @@
 //     MMA reads the peer's half), SFA of its rows and SFB of all the tile's rows (each CTA's TMEM
 //     scales all N columns of its rows), all through .cta_group::2 tensor copies that complete on
 //     the leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and the
-//     commits go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3).
+//     commits go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3); pairs
+//     of BLOCK_N 128 also run stages of ONE k-tile (KT 1: 38 KiB, 5 stages, six copies a k-tile).
 //
-// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N, S and the CTA group
-//   with the least estimate (a stage's six copies, the ring's latency over its stages, the last
-//   stage's 2 x 8 MMAs, the exchange of both accumulators, C). At the four ranked shapes it takes
-//   pairs, S 1 (BLOCK_N 64 at M 256, 128 at M 512); what bounds each (mostly the ring's latency:
-//   2 stages do not cover a TMA round trip) and the predictions beside the published entries:
-//   docs/15_nvfp4_dual_gemm.md, "The ranked shapes".
+// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N, S, the CTA group
+//   and the k-tiles per stage with the least estimate (a stage's six copies, the ring's latency
+//   over its stages, the last stage's 2 x 8 MMAs, the exchange of both accumulators, C). The
+//   ranked shapes take pairs, S 1: BLOCK_N 64 at M 256, 128 in stages of one k-tile at M 512;
+//   what bounds each and the predictions beside the published entries: docs/15_nvfp4_dual_gemm.md.
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the
-//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N=64|128,
-//   TCG_STEP15_SPLITS=1|2 and TCG_STEP15_CTA_GROUP=1|2 (2: pairs, S 1) force the plan.
+//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N, _SPLITS, _CTA_GROUP
+//   and _STAGE_KTILES force the plan (--help).
 //
 // RUN
 //   make step15 && ./step15            (B200: real kernel; elsewhere: the emulator, by default
@@ -58,7 +58,7 @@ constexpr int BLOCK_M = 128;           // = MMA M: one TMEM lane per output row
 constexpr int BLOCK_K = 256;           // FP4 elements of K per k-tile: one 128-byte swizzle atom row
 constexpr int MMA_K = int(kMxf4K);     // K of one kind::mxf4nvf4 MMA: 64 elements = 32 bytes
 constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per k-tile
-constexpr int KT_PER_STAGE = 2;        // k-tiles per stage, loaded by one box per operand
+constexpr int KT_PER_STAGE = 2;        // k-tiles per stage, one box per operand (pairs of BLOCK_N 128: 1 or 2)
 constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
 constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
 constexpr int SUB_N = 64;              // C sub-tile: 64 FP16 columns = one 128-byte swizzled row
@@ -66,12 +66,8 @@ constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one ep
 constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
 constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
 
-constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
-constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
 constexpr uint32_t SF_COLS_PER_KSTEP = 4;  // TMEM columns one atom fills (tcgen05.cp .32x128b.warpx4)
-constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 3 * SF_COLS_PER_KSTEP;  // 96: SFA, SFB1, SFB2
 constexpr uint32_t A_KTILE_BYTES = BLOCK_M * BLOCK_K / 2;  // 128 x 128 B = 16 KiB
-constexpr uint32_t A_STAGE_BYTES = KT_PER_STAGE * A_KTILE_BYTES;  // 32 KiB
 constexpr uint32_t STAGING_BYTES = SUB_M * SUB_N * 2;  // 4 KiB: one 32 x 64 FP16 sub-tile of C
 constexpr uint32_t SBO_SW128 = 8 * 128;
 constexpr uint32_t SBO_SF = 128;
@@ -85,12 +81,17 @@ constexpr uint32_t SBO_SF = 128;
 // PAIR: the 2-SM form (TCG_STEP15_CTA_GROUP=2): a CTA pair computes a 256 x BN tile of each
 // product with tcgen05.mma.cta_group::2; each CTA loads its 128 rows of A and BN / 2 rows of B1 and
 // B2 (the pair MMA reads the peer's half), and the scales of its rows of A and of all BN rows of B.
-template <int BN, bool PAIR = false>
+// KT: k-tiles per stage; 1 halves a stage (38 KiB for pairs of BLOCK_N 128: 5 stages instead of 2).
+template <int BN, bool PAIR = false, int KT = KT_PER_STAGE>
 struct Cfg {
   static constexpr int BLOCK_N = BN;
+  static constexpr uint32_t KSTEPS_PER_STAGE = KT * KSTEPS;                          // 8 (KT 1: 4)
+  static constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;        // one 128-row atom per k-step
+  static constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 3 * SF_COLS_PER_KSTEP;  // 96: SFA, SFB1, SFB2
+  static constexpr uint32_t A_STAGE_BYTES = KT * A_KTILE_BYTES;                      // 32 KiB (KT 1: 16)
   static constexpr int B_ROWS = PAIR ? BN / 2 : BN;                      // rows of B1 / B2 this CTA loads
   static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
-  static constexpr uint32_t B_STAGE_BYTES = KT_PER_STAGE * B_KTILE_BYTES;
+  static constexpr uint32_t B_STAGE_BYTES = KT * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
   static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + 3 * SF_STAGE_BYTES;
   // The two accumulators (2 x BLOCK_N columns), then each stage's scale columns.
@@ -130,8 +131,8 @@ struct Cfg {
                     BN % SUB_N == 0 && BN <= int(kSfAtomRows),
                 "invalid kind::mxf4nvf4 shape, or a tile wider than one scale atom");
 };
-static_assert(Cfg<128>::NUM_STAGES == 2 && Cfg<64>::NUM_STAGES == 2, "the header's stage counts");
-static_assert(Cfg<128, true>::NUM_STAGES == 2 && Cfg<64, true>::NUM_STAGES == 3, "the pair's stage counts");
+static_assert(Cfg<128>::NUM_STAGES == 2 && Cfg<64>::NUM_STAGES == 2 && Cfg<128, true>::NUM_STAGES == 2 &&
+                  Cfg<64, true>::NUM_STAGES == 3 && Cfg<128, true, 1>::NUM_STAGES == 5, "the header's stage counts");
 
 // A quarter's 32 rows x BLOCK_N FP32 in shared memory (send and receive buffers) as 16-byte
 // granules, column group first: granule (g, lane) at 16 * (32 g + lane). A warp's 16-byte store
@@ -147,12 +148,14 @@ __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4
 __host__ __device__ inline float silu_f32(float x) { return x / (1.0f + expf(-x)); }
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
-template <int BN, bool PAIR, bool kTrace>
+template <int BN, bool PAIR, int KT_PER_STAGE, bool kTrace>
 __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, const uint8_t* sfa,
                                           const uint8_t* sfb1, const uint8_t* sfb2, __half* c, int m, int n,
                                           int k, int splits, const TraceBuf& trace_buf) {
-  using L = Cfg<BN, PAIR>;
+  using L = Cfg<BN, PAIR, KT_PER_STAGE>;
   constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
+  constexpr uint32_t KSTEPS_PER_STAGE = L::KSTEPS_PER_STAGE, SF_STAGE_BYTES = L::SF_STAGE_BYTES,
+                     SF_TMEM_STAGE_COLS = L::SF_TMEM_STAGE_COLS, A_STAGE_BYTES = L::A_STAGE_BYTES;
   PhaseTrace<kTrace> trace(trace_buf);
   trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
@@ -514,36 +517,40 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
 // the gated epilogue needs (without it, it kept 64 and spilled).
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n128(TCG_STEP15_PARAMS) {
-  gemm_body<128, false, kTrace>(TCG_STEP15_ARGS);
+  gemm_body<128, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
 }
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n64(TCG_STEP15_PARAMS) {
-  gemm_body<64, false, kTrace>(TCG_STEP15_ARGS);
+  gemm_body<64, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
 }
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128(TCG_STEP15_PARAMS) {
-  gemm_body<128, true, kTrace>(TCG_STEP15_ARGS);
+  gemm_body<128, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
 }
 template <bool kTrace>
 __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n64(TCG_STEP15_PARAMS) {
-  gemm_body<64, true, kTrace>(TCG_STEP15_ARGS);
+  gemm_body<64, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
+}
+template <bool kTrace>
+__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128_kt1(TCG_STEP15_PARAMS) {
+  gemm_body<128, true, 1, kTrace>(TCG_STEP15_ARGS);
 }
 
-// The plans this kernel runs; the planner (common/nvfp4_plan.cpp, with b_operands = 2: B1 and B2
-// streamed, two MMAs per k-step, both accumulators exchanged) picks the one the timing model's
-// costs say finishes first: BLOCK_N 64 or 128 (per product), S = 1 or 2 CTAs of a cluster, or a
-// pair (S 1), no multicast. TCG_STEP15_BLOCK_N / _SPLITS / _CTA_GROUP force them.
+// The plans this kernel runs; the planner (common/nvfp4_plan.cpp, b_operands = 2) picks the one the
+// timing model's costs say finishes first; the TCG_STEP15_ knobs force them.
 static const nvfp4::PlanRules kPlanRules{"TCG_STEP15_", {64, 128}, {1, 2}, /*max_chosen_splits=*/2, {1},
                                          KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
                                          nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/false,
                                          /*teaches_multicast=*/false, /*b_operands=*/2,
                                          /*pair_stages_n128=*/Cfg<128, true>::NUM_STAGES,
-                                         /*pair_stages_n64=*/Cfg<64, true>::NUM_STAGES};
+                                         /*pair_stages_n64=*/Cfg<64, true>::NUM_STAGES,
+                                         /*pair_one_ktile_stages_n128=*/Cfg<128, true, 1>::NUM_STAGES};
 static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
   nvfp4::Forced f;
   f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0);
   f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
   f.cta_group = env_knob("TCG_STEP15_CTA_GROUP", {1, 2}, 0);
+  f.stage_k_tiles = env_knob("TCG_STEP15_STAGE_KTILES", {1, 2}, 0);
   return nvfp4::plan(kPlanRules, m, n, k, sms, f);
 }
 static StepPlan plan_line(int m, int n, int k, int sms) {
@@ -556,7 +563,8 @@ constexpr StepSpec spec{15, "nvfp4_dual_gemm", "NVFP4 dual GEMM, C = silu(A*B1^T
                         /*epilogue=*/nullptr, /*repeat=*/true, /*persistent=*/{}, &plan_line,
                         "  TCG_STEP15_BLOCK_N=64|128   forces BLOCK_N (of each product)\n"
                         "  TCG_STEP15_SPLITS=1|2       forces S, the CTAs of a cluster (at most one per k-tile)\n"
-                        "  TCG_STEP15_CTA_GROUP=1|2    forces one-CTA MMAs (1) or 2-SM pair MMAs (2, with S 1)\n",
+                        "  TCG_STEP15_CTA_GROUP=1|2    forces one-CTA MMAs (1) or 2-SM pair MMAs (2, with S 1)\n"
+                        "  TCG_STEP15_STAGE_KTILES=1|2 forces k-tiles per stage (1: pairs of BLOCK_N 128 only)\n",
                         /*sim_default=*/{256, 256, 4160, 8}};
 
 void launch(const GemmArgs& g) {
@@ -564,12 +572,13 @@ void launch(const GemmArgs& g) {
   if (f.b2 == nullptr || f.sfb2 == nullptr) throw std::invalid_argument("step 15: the dual GEMM needs B2 and SFB2");
   const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
   const bool pair = p.cta_group == 2;
+  const int stage_k_tiles = p.one_ktile_stages ? 1 : KT_PER_STAGE;  // the 3-D boxes' depth: the kernel's KT
   // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch); the pair's scales come
   // through tensor maps (their copies must signal the leader's barrier).
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const DualGemmMaps maps = make_dual_gemm_maps(f.a, f.b, f.b2, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, BLOCK_M,
-                                                pair ? p.block_n / 2 : p.block_n, KT_PER_STAGE, pair,
-                                                int(KSTEPS_PER_STAGE), tma_c, SUB_N, SUB_M);
+                                                pair ? p.block_n / 2 : p.block_n, stage_k_tiles, pair,
+                                                stage_k_tiles * KSTEPS, tma_c, SUB_N, SUB_M);
   LaunchDims d;
   d.grid = dim3(unsigned(p.ctas));
   d.block = dim3(NUM_THREADS);
@@ -579,6 +588,7 @@ void launch(const GemmArgs& g) {
     launch_kernel(kernel, d, g.stream, maps, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
   };
   if (pair && p.block_n == 64) go(TCG_TRACED(gemm_kernel_pair_n64, g.trace), Cfg<64, true>::SMEM_BYTES);
+  else if (pair && p.one_ktile_stages) go(TCG_TRACED(gemm_kernel_pair_n128_kt1, g.trace), Cfg<128, true, 1>::SMEM_BYTES);
   else if (pair) go(TCG_TRACED(gemm_kernel_pair_n128, g.trace), Cfg<128, true>::SMEM_BYTES);
   else if (p.block_n == 64) go(TCG_TRACED(gemm_kernel_n64, g.trace), Cfg<64>::SMEM_BYTES);
   else go(TCG_TRACED(gemm_kernel_n128, g.trace), Cfg<128>::SMEM_BYTES);

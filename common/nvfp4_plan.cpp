@@ -20,8 +20,8 @@
 // A 2-SM pair plan (PlanRules::pair_stages_*): B1 and B2 boxes of half the tile's rows per SM (the
 // scales whole), the MMAs' shared-memory reads of 128 + BLOCK_N / 2 rows, the pair's ring depth, and
 // the cluster barrier after the barrier inits; 256-row tiles, two CTAs each. With stages of one
-// k-tile (PlanRules::pair_one_ktile_stages_n128) a stage is half the bytes and copies' time, a
-// k-tile twice the copies, and the ring that deeper.
+// k-tile (PlanRules::pair_one_ktile_stages_n128) a stage is half the bytes, the ring that deeper,
+// and one scale copy per operand brings two stages' atoms (half a copy a stage).
 // The estimate is waves x that, the waves being the clusters that fit at once (resident_ctas). A
 // split must fit one wave unless forced (a second wave never paid); the least estimate wins, ties
 // keeping the smaller MC, then BLOCK_N 128, then the smaller S.
@@ -86,9 +86,11 @@ struct Estimate {
   // dual GEMM), A and SFA shared by MC.
   int g = 1;  // the MMA's CTA group: 2 for a pair plan
   int per = r.k_tiles_per_stage, depth = 0;  // k-tiles per stage; the ring's depth if not the rules'
+  double sf_copies = 1;  // scale copies per operand a stage: 1, or 1/2 where one copy brings two stages'
   double stage_ns(int bn, int kts, int mc) const {
-    const double own = r.b_operands * (2 * c.copy_ns + kts * double(bn / g * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
-    const double a = 2 * c.copy_ns + kts * double(kKTileBytesA + kKTileBytesSf) / c.tma_bytes_per_ns;
+    const double copies = (1 + sf_copies) * c.copy_ns;  // the operand's box and its scales' share of a copy
+    const double own = r.b_operands * (copies + kts * double(bn / g * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
+    const double a = copies + kts * double(kKTileBytesA + kKTileBytesSf) / c.tma_bytes_per_ns;
     return own + a * (1 + (mc - 1) * c.receive_share) / mc;
   }
   // The MMAs of a full stage, after its copies have landed.
@@ -195,7 +197,7 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
         }
         Estimate est{rules, costs};
         est.g = g;
-        if (one_kt) est.per = 1, est.depth = rules.pair_one_ktile_stages_n128;
+        if (one_kt) est.per = 1, est.depth = rules.pair_one_ktile_stages_n128, est.sf_copies = 0.5;
         Plan p;
         p.block_n = bn, p.splits = s, p.mc = mc, p.k_tiles = k_tiles, p.cta_group = g, p.one_ktile_stages = one_kt;
         p.tiles_n = (n + bn - 1) / bn;

@@ -93,19 +93,27 @@ struct Cfg {
   static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
   static constexpr uint32_t B_STAGE_BYTES = KT * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
-  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + 3 * SF_STAGE_BYTES;
+  // KT 1: one scale copy per operand brings two stages' atoms (SF_SPAN), into a ring of SF_SLOTS
+  // slots of its own, freed after the second stage's MMAs; else a stage's scales are in its slot.
+  static constexpr int SF_SPAN = KT == 1 ? 2 : 1, SF_SLOTS = 3;
+  static constexpr uint32_t SF_SLOT_BYTES = SF_SPAN * SF_STAGE_BYTES;
+  static constexpr uint32_t SF_RING_BYTES = SF_SPAN == 2 ? SF_SLOTS * 3 * SF_SLOT_BYTES : 0;
+  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + (SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0);
   // The two accumulators (2 x BLOCK_N columns), then each stage's scale columns.
   static constexpr uint32_t ACC_COLS = 2 * BN;
-  static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024) / STAGE_BYTES);   // 2 or 2 (pair: 2 or 3)
+  static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024 - SF_RING_BYTES) / STAGE_BYTES);   // 2 or 2 (pair: 2 or 3)
   static constexpr int TMEM_STAGES = int((TMEM_COLS - ACC_COLS) / SF_TMEM_STAGE_COLS);          // 2 or 4
   static constexpr int NUM_STAGES = SMEM_STAGES < TMEM_STAGES ? SMEM_STAGES : TMEM_STAGES;      // 2
   static constexpr uint32_t A_TILES = 0;
   static constexpr uint32_t B1_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
   static constexpr uint32_t B2_TILES = B1_TILES + NUM_STAGES * B_STAGE_BYTES;
   static constexpr uint32_t SFA_TILES = B2_TILES + NUM_STAGES * B_STAGE_BYTES;
-  static constexpr uint32_t SFB1_TILES = SFA_TILES + NUM_STAGES * SF_STAGE_BYTES;
-  static constexpr uint32_t SFB2_TILES = SFB1_TILES + NUM_STAGES * SF_STAGE_BYTES;
-  static constexpr uint32_t TMA_FULL_BARS = SFB2_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr int SF_BUFS = SF_SPAN == 2 ? SF_SLOTS : NUM_STAGES;  // scale slots per operand
+  static constexpr uint32_t SFB1_TILES = SFA_TILES + SF_BUFS * SF_SLOT_BYTES;
+  static constexpr uint32_t SFB2_TILES = SFB1_TILES + SF_BUFS * SF_SLOT_BYTES;
+  static constexpr uint32_t SF_FULL_BARS = SFB2_TILES + SF_BUFS * SF_SLOT_BYTES;  // SF_SPAN 2: the scale ring's
+  static constexpr uint32_t SF_EMPTY_BARS = SF_FULL_BARS + SF_SLOTS * 8;
+  static constexpr uint32_t TMA_FULL_BARS = SF_EMPTY_BARS + SF_SLOTS * 8;
   static constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
   static constexpr uint32_t MAINLOOP_DONE_BAR = MMA_DONE_BARS + NUM_STAGES * 8;
   static constexpr uint32_t RECV_BARS = MAINLOOP_DONE_BAR + 8;  // one per quarter: its owner's S - 1 copies
@@ -163,9 +171,11 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
   auto a_tile = [&](int s) { return smem_base + L::A_TILES + s * A_STAGE_BYTES; };
   auto b1_tile = [&](int s) { return smem_base + L::B1_TILES + s * L::B_STAGE_BYTES; };
   auto b2_tile = [&](int s) { return smem_base + L::B2_TILES + s * L::B_STAGE_BYTES; };
-  auto sfa_tile = [&](int s) { return smem_base + L::SFA_TILES + s * SF_STAGE_BYTES; };
-  auto sfb1_tile = [&](int s) { return smem_base + L::SFB1_TILES + s * SF_STAGE_BYTES; };
-  auto sfb2_tile = [&](int s) { return smem_base + L::SFB2_TILES + s * SF_STAGE_BYTES; };
+  auto sfa_tile = [&](int s) { return smem_base + L::SFA_TILES + s * L::SF_SLOT_BYTES; };
+  auto sfb1_tile = [&](int s) { return smem_base + L::SFB1_TILES + s * L::SF_SLOT_BYTES; };
+  auto sfb2_tile = [&](int s) { return smem_base + L::SFB2_TILES + s * L::SF_SLOT_BYTES; };
+  auto sf_full_bar = [&](int j) { return smem_base + L::SF_FULL_BARS + 8 * j; };
+  auto sf_empty_bar = [&](int j) { return smem_base + L::SF_EMPTY_BARS + 8 * j; };
   auto tma_full_bar = [&](int s) { return smem_base + L::TMA_FULL_BARS + 8 * s; };
   auto mma_done_bar = [&](int s) { return smem_base + L::MMA_DONE_BARS + 8 * s; };
   auto staging = [&](int quarter, int sub) {
@@ -202,6 +212,7 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
       mbarrier_init(mma_done_bar(s), 1);
     }
     mbarrier_init(mainloop_done_bar, 1);
+    for (int j = 0; j < L::SF_SLOTS; ++j) mbarrier_init(sf_full_bar(j), 1), mbarrier_init(sf_empty_bar(j), 1);
     for (int q = 0; q < 4; ++q) mbarrier_init(recv_bar(q), 1);  // the owner's expect_tx; S - 1 copies' bytes
     fence_mbarrier_init();
   }
@@ -226,6 +237,9 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
   const int my_k_tiles = per_split + (split < extra ? 1 : 0);
   const int my_stages = ceil_div(my_k_tiles, KT_PER_STAGE);
   auto kts_of_stage = [&](int i) { const int left = my_k_tiles - i * KT_PER_STAGE; return left < KT_PER_STAGE ? left : KT_PER_STAGE; };
+  // Stage i's scales: slot use u = i / SF_SPAN, in slot u % SF_BUFS, its atoms from the (i % SF_SPAN)-th stage's on.
+  const int sf_uses = ceil_div(my_stages, L::SF_SPAN);
+  auto sf_slot_of = [&](int i) { return i / L::SF_SPAN % L::SF_BUFS; };
 
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp
@@ -244,9 +258,10 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
           // both CTAs' bytes. The scales come as tensor boxes of a whole stage's 8 atoms (the tail
           // stage reads atoms it does not use: full boxes, full byte counts).
           const uint32_t full_bar = mapa_shared_cluster(tma_full_bar(s), leader);
+          constexpr uint32_t sf_in_stage = L::SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0;
           if (half == 0)
             mbarrier_arrive_expect_tx(tma_full_bar(s),
-                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES));
+                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage));
           if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {
             tma_load_3d_2sm(a_tile(s), &maps.a3, 0, m0, kt0, full_bar);
             tma_load_3d_2sm(b1_tile(s), &maps.b1_3d, 0, b_row0, kt0, full_bar);
@@ -259,9 +274,20 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
             }
           }
           const int steps_k = k / MMA_K, ks0 = kt0 * KSTEPS;  // atoms per row block; this stage's first
-          tma_load_2d_2sm(sfa_tile(s), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), full_bar);
-          tma_load_2d_2sm(sfb1_tile(s), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
-          tma_load_2d_2sm(sfb2_tile(s), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
+          const int u = i / L::SF_SPAN, sf_slot = sf_slot_of(i);
+          uint32_t sf_bar = full_bar;
+          if constexpr (L::SF_SPAN == 2) {  // the first stage of a slot use brings both stages' atoms
+            if (i % 2) {
+              if (s == NUM_STAGES - 1) empty_parity ^= 1;
+              continue;
+            }
+            if (u >= L::SF_SLOTS) mbarrier_wait_parity(sf_empty_bar(sf_slot), uint32_t(u / L::SF_SLOTS - 1) & 1);
+            if (half == 0) mbarrier_arrive_expect_tx(sf_full_bar(sf_slot), 2 * 3 * L::SF_SLOT_BYTES);
+            sf_bar = mapa_shared_cluster(sf_full_bar(sf_slot), leader);
+          }
+          tma_load_2d_2sm(sfa_tile(sf_slot), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), sf_bar);
+          tma_load_2d_2sm(sfb1_tile(sf_slot), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
+          tma_load_2d_2sm(sfb2_tile(sf_slot), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
           if (s == NUM_STAGES - 1) empty_parity ^= 1;
           continue;
         }
@@ -302,6 +328,9 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
       for (int i = 0; i < my_stages; ++i) {
         const int kt0 = kt_begin + i * KT_PER_STAGE, s = i % NUM_STAGES;
         mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
+        const int sf_slot = sf_slot_of(i), u = i / L::SF_SPAN;
+        const uint32_t sf_q0 = uint32_t(i % L::SF_SPAN) * KSTEPS_PER_STAGE;  // this stage's first atom in the slot
+        if (L::SF_SPAN == 2 && i % 2 == 0) mbarrier_wait_parity(sf_full_bar(sf_slot), uint32_t(u / L::SF_SLOTS) & 1);
         tcgen05_fence_after_thread_sync();
         const uint32_t sf_cols = L::SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
         for (int j = 0; j < kts_of_stage(i); ++j)
@@ -314,18 +343,18 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
                 tmem_offset(tmem_accum, 0, sf_cols + (2 * KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
             if constexpr (PAIR) {  // each CTA's atoms (its SFA, the same SFB) into its own TMEM
               tcgen05_cp_32x128b_warpx4_2sm(sfa_tmem,
-                                            make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                            make_smem_desc(sfa_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4_2sm(sfb1_atom_tmem,
-                                            make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                            make_smem_desc(sfb1_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4_2sm(sfb2_atom_tmem,
-                                            make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                            make_smem_desc(sfb2_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
             } else {
               tcgen05_cp_32x128b_warpx4(sfa_tmem,
-                                        make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                        make_smem_desc(sfa_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4(sfb1_atom_tmem,
-                                        make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                        make_smem_desc(sfb1_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4(sfb2_atom_tmem,
-                                        make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                        make_smem_desc(sfb2_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
             }
             const uint64_t a_desc =
                 make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
@@ -349,6 +378,9 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
           }
         if constexpr (PAIR) {  // to both CTAs of the pair: each producer waits for its own slot
           mma_commit_2sm_multicast(mma_done_bar(s), uint16_t(0b11u << leader));
+          // The scale slot after its last stage's MMAs, if it is refilled (no commit may land after exit).
+          if (L::SF_SPAN == 2 && (i % 2 == 1 || i == my_stages - 1) && u + L::SF_SLOTS < sf_uses)
+            mma_commit_2sm_multicast(sf_empty_bar(sf_slot), uint16_t(0b11u << leader));
           if (s == NUM_STAGES - 1) full_parity ^= 1;
           continue;
         }
@@ -578,7 +610,7 @@ void launch(const GemmArgs& g) {
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
   const DualGemmMaps maps = make_dual_gemm_maps(f.a, f.b, f.b2, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, BLOCK_M,
                                                 pair ? p.block_n / 2 : p.block_n, stage_k_tiles, pair,
-                                                stage_k_tiles * KSTEPS, tma_c, SUB_N, SUB_M);
+                                                KT_PER_STAGE * KSTEPS, tma_c, SUB_N, SUB_M);
   LaunchDims d;
   d.grid = dim3(unsigned(p.ctas));
   d.block = dim3(NUM_THREADS);

@@ -1,38 +1,30 @@
 // Step 15 — the gated MLP in one kernel: NVFP4 dual GEMM with SiLU, C = silu(A . B1^T) * (A . B2^T)
 // in FP16, the feed-forward block (SwiGLU) of current LLMs and the NVFP4 competition's third problem.
 //
-// BUILT ON STEP 12
-//   Why step 12: the ranked shapes (M 256 or 512, N 3072 or 4096, K 4096 or 7168) give 48 to 128
-//   output tiles for a B200's 148 SMs, and K is long (16 to 28 k-tiles of 256), so a split along
-//   K must be cheap to reduce (step 12 adds the partials in the cluster, through DSMEM, without a
-//   workspace or a counter) and each k-tile's copies must be few and large (step 11's boxes of two
-//   k-tiles, which step 12 keeps). Step 13's multicast shares only A, a third of the bytes here.
-//   What changes from step 12:
-//   * B1 and B2 (and their scales) are streamed beside A; A is loaded ONCE per stage and read by
-//     both products: per k-step three scale copies to TMEM (SFA, SFB1, SFB2) and two MMAs with the
-//     same A descriptor and scale columns, one into each accumulator. One commit per stage after
-//     both: a slot is freed only when the last MMA that reads its A has completed.
-//   * Two accumulators for the same output tile: x = A . B1^T in TMEM columns [0, BLOCK_N), y =
-//     A . B2^T in [BLOCK_N, 2 BLOCK_N), then the scale columns. BLOCK_N is per product.
-//   * The ring: a stage is A + B1 + B2 + 3 scale blocks (108 KiB at BLOCK_N 128, 76 at 64), and a
-//     stage's scales take 96 TMEM columns: 2 stages of 2 k-tiles fit both memories.
-//   * S = 1 or 2 (no 4: one buffer per quarter then serves as the send buffer, or as the receive
-//     slot of the quarter's owner). A quarter is exchanged with both accumulators' rows.
-//   * The epilogue: x and y summed in split order, C = silu(x) * y in FP32 (silu_f32: expf, a
-//     division), rounded to FP16 and stored with step 12's TMA stores.
+// BUILT ON STEP 12: the ranked shapes (M 256 or 512, N 3072 or 4096, K 4096 or 7168) give 48 to
+//   128 output tiles for 148 SMs and 16 to 28 k-tiles: a split must be cheap to reduce (step 12's,
+//   in the cluster) and copies few and large (step 11's boxes of two k-tiles). What changes:
+//   * B1 and B2 (and their scales) stream beside A, loaded ONCE a stage for both products: per
+//     k-step three scale copies to TMEM and two MMAs with the same A descriptor and scale columns,
+//     one into each accumulator; one commit per stage after both, so a slot is freed only when the
+//     last MMA reading its A has completed.
+//   * Two accumulators: x = A . B1^T in TMEM columns [0, BLOCK_N), y = A . B2^T in [BLOCK_N,
+//     2 BLOCK_N), then the scale columns. BLOCK_N is per product. A stage is A + B1 + B2 + three
+//     scale blocks (108 KiB at BLOCK_N 128, 76 at 64) and 96 TMEM columns: 2 stages of 2 k-tiles.
+//   * S = 1 or 2 (at 4 one buffer per quarter would serve as both send buffer and receive slot);
+//     a quarter is exchanged with both accumulators' rows. The epilogue sums x and y in split order,
+//     C = silu(x) * y in FP32 (expf, a division), FP16, step 12's TMA stores.
 //   * A 2-SM form (PAIR, S 1): a cluster of 2 computes a 256-row tile with tcgen05.mma.cta_group::2
-//     issued by the even CTA; each CTA loads its 128 rows of A and half the rows of B1 and B2 (the
-//     MMA reads the peer's half), SFA of its rows and SFB of all the tile's rows (each CTA's TMEM
-//     scales all N columns of its rows), all through .cta_group::2 tensor copies that complete on
-//     the leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and the
-//     commits go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3); pairs
-//     of BLOCK_N 128 also run stages of ONE k-tile (KT 1: 38 KiB, 5 stages, six copies a k-tile).
+//     issued by the even CTA; each CTA loads its 128 rows of A, half the rows of B1 and B2, SFA of
+//     its rows and SFB of all the tile's rows, through .cta_group::2 tensor copies completing on the
+//     leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and commits
+//     go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3). Pairs of
+//     BLOCK_N 128 also run stages of ONE k-tile (KT 1: 32 KiB, 5 stages), whose scales come from a
+//     ring of their own, one copy per operand for two stages (SF_SPAN).
 //
-// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N, S, the CTA group
-//   and the k-tiles per stage with the least estimate (a stage's six copies, the ring's latency
-//   over its stages, the last stage's 2 x 8 MMAs, the exchange of both accumulators, C). The
-//   ranked shapes take pairs, S 1: BLOCK_N 64 at M 256, 128 in stages of one k-tile at M 512;
-//   what bounds each and the predictions beside the published entries: docs/15_nvfp4_dual_gemm.md.
+// PLAN (common/nvfp4_plan.cpp, b_operands = 2; the run prints it): BLOCK_N, S, the CTA group and
+//   the k-tiles per stage with the least estimate. The ranked shapes take pairs, S 1: BLOCK_N 64 at
+//   M 256, 128 in stages of one k-tile at M 512; what bounds each: docs/15_nvfp4_dual_gemm.md.
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the
@@ -78,10 +70,8 @@ constexpr uint32_t SBO_SF = 128;
 // B's scales come in 128-row atoms whatever BLOCK_N: with 64 a CTA loads its tile's whole atom
 // and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
 // an atom in column r / 32: rows 64-127 are columns 2 and 3).
-// PAIR: the 2-SM form (TCG_STEP15_CTA_GROUP=2): a CTA pair computes a 256 x BN tile of each
-// product with tcgen05.mma.cta_group::2; each CTA loads its 128 rows of A and BN / 2 rows of B1 and
-// B2 (the pair MMA reads the peer's half), and the scales of its rows of A and of all BN rows of B.
-// KT: k-tiles per stage; 1 halves a stage (38 KiB for pairs of BLOCK_N 128: 5 stages instead of 2).
+// PAIR: the 2-SM form (header): BN / 2 rows of B1 and B2 per CTA, the scales of all BN rows of B.
+// KT: k-tiles per stage; 1 halves a stage (pairs of BLOCK_N 128: 5 of 32 KiB, and the scale ring).
 template <int BN, bool PAIR = false, int KT = KT_PER_STAGE>
 struct Cfg {
   static constexpr int BLOCK_N = BN;
@@ -277,10 +267,7 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
           const int u = i / L::SF_SPAN, sf_slot = sf_slot_of(i);
           uint32_t sf_bar = full_bar;
           if constexpr (L::SF_SPAN == 2) {  // the first stage of a slot use brings both stages' atoms
-            if (i % 2) {
-              if (s == NUM_STAGES - 1) empty_parity ^= 1;
-              continue;
-            }
+            if (i % 2) { if (s == NUM_STAGES - 1) empty_parity ^= 1; continue; }  // the stage before brought them
             if (u >= L::SF_SLOTS) mbarrier_wait_parity(sf_empty_bar(sf_slot), uint32_t(u / L::SF_SLOTS - 1) & 1);
             if (half == 0) mbarrier_arrive_expect_tx(sf_full_bar(sf_slot), 2 * 3 * L::SF_SLOT_BYTES);
             sf_bar = mapa_shared_cluster(sf_full_bar(sf_slot), leader);
@@ -517,10 +504,9 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
     }
   }
 
-  // Teardown. S > 1: a second cluster barrier, so that no CTA exits (and frees the shared memory
-  // a peer's copy reads or writes) before every receive barrier of the cluster has completed.
-  // Only the order of execution matters here (every owner waited for its copies before arriving),
-  // so this arrive is relaxed too.
+  // Teardown. S > 1: a second cluster barrier, so that no CTA exits (and frees the shared memory a
+  // peer's copy reads or writes) before every receive barrier of the cluster has completed. Only the
+  // order of execution matters (every owner waited for its copies before arriving): relaxed too.
   trace.begin(Phase::kTeardown);
   // PAIR: the leader's MMAs write the peer's TMEM, so neither frees the pair's allocation (one warp
   // of each CTA, .cta_group::2) before both are done with it.
@@ -547,26 +533,16 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
 #define TCG_STEP15_ARGS maps, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
 // At most one CTA per SM (its ring takes the shared memory): saying so lets ptxas use the registers
 // the gated epilogue needs (without it, it kept 64 and spilled).
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n128(TCG_STEP15_PARAMS) {
-  gemm_body<128, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
-}
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n64(TCG_STEP15_PARAMS) {
-  gemm_body<64, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
-}
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128(TCG_STEP15_PARAMS) {
-  gemm_body<128, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
-}
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n64(TCG_STEP15_PARAMS) {
-  gemm_body<64, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS);
-}
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128_kt1(TCG_STEP15_PARAMS) {
-  gemm_body<128, true, 1, kTrace>(TCG_STEP15_ARGS);
-}
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n128(TCG_STEP15_PARAMS) {
+  gemm_body<128, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n64(TCG_STEP15_PARAMS) {
+  gemm_body<64, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128(TCG_STEP15_PARAMS) {
+  gemm_body<128, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n64(TCG_STEP15_PARAMS) {
+  gemm_body<64, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128_kt1(TCG_STEP15_PARAMS) {
+  gemm_body<128, true, 1, kTrace>(TCG_STEP15_ARGS); }
 
 // The plans this kernel runs; the planner (common/nvfp4_plan.cpp, b_operands = 2) picks the one the
 // timing model's costs say finishes first; the TCG_STEP15_ knobs force them.
@@ -574,21 +550,16 @@ static const nvfp4::PlanRules kPlanRules{"TCG_STEP15_", {64, 128}, {1, 2}, /*max
                                          KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
                                          nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/false,
                                          /*teaches_multicast=*/false, /*b_operands=*/2,
-                                         /*pair_stages_n128=*/Cfg<128, true>::NUM_STAGES,
-                                         /*pair_stages_n64=*/Cfg<64, true>::NUM_STAGES,
+                                         /*pair_stages_n128, _n64=*/Cfg<128, true>::NUM_STAGES, Cfg<64, true>::NUM_STAGES,
                                          /*pair_one_ktile_stages_n128=*/Cfg<128, true, 1>::NUM_STAGES};
 static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
   nvfp4::Forced f;
-  f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0);
-  f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
-  f.cta_group = env_knob("TCG_STEP15_CTA_GROUP", {1, 2}, 0);
-  f.stage_k_tiles = env_knob("TCG_STEP15_STAGE_KTILES", {1, 2}, 0);
+  f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0), f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
+  f.cta_group = env_knob("TCG_STEP15_CTA_GROUP", {1, 2}, 0), f.stage_k_tiles = env_knob("TCG_STEP15_STAGE_KTILES", {1, 2}, 0);
   return nvfp4::plan(kPlanRules, m, n, k, sms, f);
 }
 static StepPlan plan_line(int m, int n, int k, int sms) {
-  const nvfp4::Plan p = plan_for(m, n, k, sms);
-  return {p.line(), nvfp4::left_out(kPlanRules, p)};
-}
+  const nvfp4::Plan p = plan_for(m, n, k, sms); return {p.line(), nvfp4::left_out(kPlanRules, p)}; }
 
 constexpr StepSpec spec{15, "nvfp4_dual_gemm", "NVFP4 dual GEMM, C = silu(A*B1^T) * (A*B2^T), FP16 out",
                         Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4DualSilu, nullptr, /*cluster_size=*/1,
@@ -605,9 +576,7 @@ void launch(const GemmArgs& g) {
   const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
   const bool pair = p.cta_group == 2;
   const int stage_k_tiles = p.one_ktile_stages ? 1 : KT_PER_STAGE;  // the 3-D boxes' depth: the kernel's KT
-  // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch); the pair's scales come
-  // through tensor maps (their copies must signal the leader's barrier).
-  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
+  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;  // a tensor map's row pitch
   const DualGemmMaps maps = make_dual_gemm_maps(f.a, f.b, f.b2, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, BLOCK_M,
                                                 pair ? p.block_n / 2 : p.block_n, stage_k_tiles, pair,
                                                 KT_PER_STAGE * KSTEPS, tma_c, SUB_N, SUB_M);

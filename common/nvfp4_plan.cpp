@@ -19,9 +19,9 @@
 //   with multicast, the cluster barrier after the barrier inits.
 // A 2-SM pair plan (PlanRules::pair_stages_*): B1 and B2 boxes of half the tile's rows per SM (the
 // scales whole), the MMAs' shared-memory reads of 128 + BLOCK_N / 2 rows, the pair's ring depth, and
-// the cluster barrier after the barrier inits; 256-row tiles, two CTAs each. With stages of one
-// k-tile (PlanRules::pair_one_ktile_stages_n128) a stage is half the bytes, the ring that deeper,
-// and one scale copy per operand brings two stages' atoms (half a copy a stage).
+// the cluster barrier after the barrier inits, one scale copy per operand for two stages (half a
+// copy a stage); 256-row tiles, two CTAs each. With stages of one k-tile
+// (PlanRules::pair_one_ktile_stages_n128) a stage is half the bytes, and the ring that deeper.
 // The estimate is waves x that, the waves being the clusters that fit at once (resident_ctas). A
 // split must fit one wave unless forced (a second wave never paid); the least estimate wins, ties
 // keeping the smaller MC, then BLOCK_N 128, then the smaller S.
@@ -197,7 +197,8 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
         }
         Estimate est{rules, costs};
         est.g = g;
-        if (one_kt) est.per = 1, est.depth = rules.pair_one_ktile_stages_n128, est.sf_copies = 0.5;
+        if (g == 2) est.sf_copies = 0.5;  // a pair's scale copy brings two stages' atoms
+        if (one_kt) est.per = 1, est.depth = rules.pair_one_ktile_stages_n128;
         Plan p;
         p.block_n = bn, p.splits = s, p.mc = mc, p.k_tiles = k_tiles, p.cta_group = g, p.one_ktile_stages = one_kt;
         p.tiles_n = (n + bn - 1) / bn;

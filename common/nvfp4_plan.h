@@ -41,7 +41,7 @@ struct PlanRules {
   // scales of all of B's rows); S 1, no multicast. The ring's depth per tile width; 0: no pair plans.
   int pair_stages_n128 = 0, pair_stages_n64 = 0;
   // Pair plans of BLOCK_N 128 with stages of ONE k-tile (step 15: half the bytes a stage, so a
-  // deeper ring; one scale copy per operand brings two stages' atoms): the ring's depth; 0: none.
+  // deeper ring): the ring's depth; 0: none. A pair's scale copy brings two stages' atoms.
   int pair_one_ktile_stages_n128 = 0;
 };
 

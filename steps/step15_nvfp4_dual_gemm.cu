@@ -18,9 +18,9 @@
 //     issued by the even CTA; each CTA loads its 128 rows of A, half the rows of B1 and B2, SFA of
 //     its rows and SFB of all the tile's rows, through .cta_group::2 tensor copies completing on the
 //     leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and commits
-//     go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3). Pairs of
-//     BLOCK_N 128 also run stages of ONE k-tile (KT 1: 32 KiB, 5 stages), whose scales come from a
-//     ring of their own, one copy per operand for two stages (SF_SPAN).
+//     go to both CTAs. The scales come from a ring of their own, one copy per operand for two
+//     stages (SF_SPAN). A stage is 64 KiB at BLOCK_N 128 (2 stages) and 48 at 64 (3); pairs of
+//     BLOCK_N 128 also run stages of ONE k-tile (KT 1: 32 KiB, 5 stages).
 //
 // PLAN (common/nvfp4_plan.cpp, b_operands = 2; the run prints it): BLOCK_N, S, the CTA group and
 //   the k-tiles per stage with the least estimate. The ranked shapes take pairs, S 1: BLOCK_N 64 at
@@ -71,7 +71,7 @@ constexpr uint32_t SBO_SF = 128;
 // and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
 // an atom in column r / 32: rows 64-127 are columns 2 and 3).
 // PAIR: the 2-SM form (header): BN / 2 rows of B1 and B2 per CTA, the scales of all BN rows of B.
-// KT: k-tiles per stage; 1 halves a stage (pairs of BLOCK_N 128: 5 of 32 KiB, and the scale ring).
+// KT: k-tiles per stage; 1 halves a stage (pairs of BLOCK_N 128: 5 of 32 KiB beside the scale ring).
 template <int BN, bool PAIR = false, int KT = KT_PER_STAGE>
 struct Cfg {
   static constexpr int BLOCK_N = BN;
@@ -83,9 +83,9 @@ struct Cfg {
   static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
   static constexpr uint32_t B_STAGE_BYTES = KT * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
-  // KT 1: one scale copy per operand brings two stages' atoms (SF_SPAN), into a ring of SF_SLOTS
+  // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN), into a ring of SF_SLOTS
   // slots of its own, freed after the second stage's MMAs; else a stage's scales are in its slot.
-  static constexpr int SF_SPAN = KT == 1 ? 2 : 1, SF_SLOTS = 3;
+  static constexpr int SF_SPAN = PAIR ? 2 : 1, SF_SLOTS = 3;
   static constexpr uint32_t SF_SLOT_BYTES = SF_SPAN * SF_STAGE_BYTES;
   static constexpr uint32_t SF_RING_BYTES = SF_SPAN == 2 ? SF_SLOTS * 3 * SF_SLOT_BYTES : 0;
   static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + (SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0);
@@ -579,7 +579,7 @@ void launch(const GemmArgs& g) {
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;  // a tensor map's row pitch
   const DualGemmMaps maps = make_dual_gemm_maps(f.a, f.b, f.b2, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, BLOCK_M,
                                                 pair ? p.block_n / 2 : p.block_n, stage_k_tiles, pair,
-                                                KT_PER_STAGE * KSTEPS, tma_c, SUB_N, SUB_M);
+                                                2 * stage_k_tiles * KSTEPS, tma_c, SUB_N, SUB_M);
   LaunchDims d;
   d.grid = dim3(unsigned(p.ctas));
   d.block = dim3(NUM_THREADS);

@@ -203,9 +203,9 @@ KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64" ARGS="--m 256 --n 128 --k 4
 KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1" ARGS=$S15_ARGS \
   case_ s15-maps-two-ktiles-for-one-ktile-stages $S15 "every:diag:the TMA copy issued by" \
   '  const int stage_k_tiles = p.one_ktile_stages ? 1 : KT_PER_STAGE;' '  const int stage_k_tiles = KT_PER_STAGE;  // "the step'"'"'s usual boxes"'
-# Stages of one k-tile take their scales from a ring of their own, one copy per operand for two
-# stages, completing on the slot's barrier, not on the stage's: an MMA warp that waits only for
-# the stage's operands copies scale atoms to TMEM while their TMA copy is still writing them.
+# A pair takes its scales from a ring of their own, one copy per operand for two stages,
+# completing on the slot's barrier, not on the stage's: an MMA warp that waits only for the
+# stage's operands copies scale atoms to TMEM while their TMA copy is still writing them.
 KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1" ARGS=$S15_ARGS \
   case_ s15-scales-read-before-their-copy-lands $S15 "every:diag:tcgen05.cp" \
   '        if (L::SF_SPAN == 2 && i % 2 == 0) mbarrier_wait_parity(sf_full_bar(sf_slot), uint32_t(u / L::SF_SLOTS) & 1);' \

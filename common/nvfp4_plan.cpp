@@ -19,7 +19,9 @@
 //   with multicast, the cluster barrier after the barrier inits.
 // A 2-SM pair plan (PlanRules::pair_stages_*): B1 and B2 boxes of half the tile's rows per SM (the
 // scales whole), the MMAs' shared-memory reads of 128 + BLOCK_N / 2 rows, the pair's ring depth, and
-// the cluster barrier after the barrier inits; 256-row tiles, two CTAs each.
+// the cluster barrier after the barrier inits, one scale copy per operand for two stages (half a
+// copy a stage); 256-row tiles, two CTAs each. With stages of one k-tile
+// (PlanRules::pair_one_ktile_stages_n128) a stage is half the bytes, and the ring that deeper.
 // The estimate is waves x that, the waves being the clusters that fit at once (resident_ctas). A
 // split must fit one wave unless forced (a second wave never paid); the least estimate wins, ties
 // keeping the smaller MC, then BLOCK_N 128, then the smaller S.
@@ -83,24 +85,26 @@ struct Estimate {
   // One stage of `kts` k-tiles on one SM's TMA unit: B and SFB its own (B1, SFB1, B2, SFB2 for the
   // dual GEMM), A and SFA shared by MC.
   int g = 1;  // the MMA's CTA group: 2 for a pair plan
+  int per = r.k_tiles_per_stage, depth = 0;  // k-tiles per stage; the ring's depth if not the rules'
+  double sf_copies = 1;  // scale copies per operand a stage: 1, or 1/2 where one copy brings two stages'
   double stage_ns(int bn, int kts, int mc) const {
-    const double own = r.b_operands * (2 * c.copy_ns + kts * double(bn / g * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
-    const double a = 2 * c.copy_ns + kts * double(kKTileBytesA + kKTileBytesSf) / c.tma_bytes_per_ns;
+    const double copies = (1 + sf_copies) * c.copy_ns;  // the operand's box and its scales' share of a copy
+    const double own = r.b_operands * (copies + kts * double(bn / g * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
+    const double a = copies + kts * double(kKTileBytesA + kKTileBytesSf) / c.tma_bytes_per_ns;
     return own + a * (1 + (mc - 1) * c.receive_share) / mc;
   }
   // The MMAs of a full stage, after its copies have landed.
   double drain_ns(int bn) const {
     const double one = std::max(bn * c.mma_ns_per_n, (kBlockM + bn / g) * 32 / c.mma_operand_bytes_per_ns);
-    return r.k_tiles_per_stage * kKStepsPerKTile * r.b_operands * one;
+    return per * kKStepsPerKTile * r.b_operands * one;
   }
   double period_ns(int bn, int mc) const {
-    const double stage = stage_ns(bn, r.k_tiles_per_stage, mc);
-    const int depth = g == 2 ? (bn == 64 ? r.pair_stages_n64 : r.pair_stages_n128)
-                             : (bn == 64 ? r.stages_n64 : r.stages_n128);
-    return std::max(stage, (c.tma_latency_ns + c.copy_ns + stage + drain_ns(bn)) / depth);
+    const double stage = stage_ns(bn, per, mc);
+    const int d = depth ? depth : g == 2 ? (bn == 64 ? r.pair_stages_n64 : r.pair_stages_n128)
+                                         : (bn == 64 ? r.stages_n64 : r.stages_n128);
+    return std::max(stage, (c.tma_latency_ns + c.copy_ns + stage + drain_ns(bn)) / d);
   }
   double stream_ns(int bn, int kts, int mc) const {
-    const int per = r.k_tiles_per_stage;
     return kts / per * period_ns(bn, mc) + (kts % per ? stage_ns(bn, kts % per, mc) : 0.0);
   }
   double tail_ns(int bn, int s) const {
@@ -138,6 +142,7 @@ std::string Plan::line() const {
                   ", " + (cluster > 1 ? "clusters of " + std::to_string(cluster) : std::string("no clusters")) + ", " +
                   std::to_string(ctas) + " CTAs";
   if (waves > 1) s += " in " + std::to_string(waves) + " waves";
+  if (one_ktile_stages) s += ", stages of 1 k-tile";
   return s;
 }
 
@@ -177,15 +182,25 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
   for (int g : groups)
   for (int mc : mcs)
     for (int bn : bns)
-      for (int s : ss) {
+      for (int s : ss)
+      for (int one_kt : {0, 1}) {
+        // Stages of one k-tile: pairs of BLOCK_N 128 only, where the rules have them.
+        const bool one_kt_runs = g == 2 && bn == 128 && rules.pair_one_ktile_stages_n128 && rules.k_tiles_per_stage > 1;
+        if (forced.stage_k_tiles ? (forced.stage_k_tiles == 1) != bool(one_kt) : one_kt && !one_kt_runs) continue;
+        if (one_kt && !one_kt_runs) {
+          refuse("STAGE_KTILES 1 runs with pairs of BLOCK_N 128 only");
+          continue;
+        }
         if (g == 2 && (s != 1 || mc != 1)) {
           if (forced.cta_group) refuse("CTA_GROUP 2 runs with S 1 and MC 1 only");
           continue;
         }
         Estimate est{rules, costs};
         est.g = g;
+        if (g == 2) est.sf_copies = 0.5;  // a pair's scale copy brings two stages' atoms
+        if (one_kt) est.per = 1, est.depth = rules.pair_one_ktile_stages_n128;
         Plan p;
-        p.block_n = bn, p.splits = s, p.mc = mc, p.k_tiles = k_tiles, p.cta_group = g;
+        p.block_n = bn, p.splits = s, p.mc = mc, p.k_tiles = k_tiles, p.cta_group = g, p.one_ktile_stages = one_kt;
         p.tiles_n = (n + bn - 1) / bn;
         p.tiles = (m + g * kBlockM - 1) / (g * kBlockM) * p.tiles_n;
         p.cluster = g == 2 ? 2 : rules.reduction == Reduction::kCluster ? s * mc : mc;
@@ -221,6 +236,7 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
     if (forced.splits) knobs += std::string(rules.knobs) + "SPLITS=" + std::to_string(forced.splits) + " ";
     if (forced.mc) knobs += std::string(rules.knobs) + "MULTICAST=" + std::to_string(forced.mc) + " ";
     if (forced.cta_group) knobs += std::string(rules.knobs) + "CTA_GROUP=" + std::to_string(forced.cta_group) + " ";
+    if (forced.stage_k_tiles) knobs += std::string(rules.knobs) + "STAGE_KTILES=" + std::to_string(forced.stage_k_tiles) + " ";
     if (!knobs.empty()) knobs.back() = ':';
     throw UsageError(knobs + " " + why_not.front());  // the first plan the knobs leave open, and why it fails
   }

@@ -40,16 +40,20 @@ struct PlanRules {
   // tcgen05.mma.cta_group::2, each CTA loading its 128 rows of A and half the rows of each B (the
   // scales of all of B's rows); S 1, no multicast. The ring's depth per tile width; 0: no pair plans.
   int pair_stages_n128 = 0, pair_stages_n64 = 0;
+  // Pair plans of BLOCK_N 128 with stages of ONE k-tile (step 15: half the bytes a stage, so a
+  // deeper ring): the ring's depth; 0: none. A pair's scale copy brings two stages' atoms.
+  int pair_one_ktile_stages_n128 = 0;
 };
 
 // Knobs a run forces; 0: the planner's choice.
 struct Forced {
-  int block_n = 0, splits = 0, mc = 0, cta_group = 0;
+  int block_n = 0, splits = 0, mc = 0, cta_group = 0, stage_k_tiles = 0;
 };
 
 struct Plan {
   int block_n = 128, splits = 1, mc = 1;  // BLOCK_N, S, MC
   int cta_group = 1;                      // 2: 2-SM pair MMAs (tiles of 256 rows, a pair per tile)
+  int one_ktile_stages = 0;               // nonzero: stages of one k-tile (PlanRules::pair_one_ktile_stages_n128)
   int tiles = 0, tiles_n = 0, k_tiles = 0;
   int cluster = 1;                        // CTAs per cluster: S x MC (kCluster) or MC
   int ctas = 0, waves = 1;                // the grid, and in how many waves its clusters fit

@@ -1,4 +1,4 @@
-// nvfp4_tensor_maps.cuh — the tensor maps of the NVFP4 split-K steps (10-13), made once here:
+// nvfp4_tensor_maps.cuh — the tensor maps of the NVFP4 split-K steps (10-13) and of step 15, made once here:
 //  * an FP4 operand (A or B), K-major: rows of K/2 bytes, read in boxes of one 128-byte swizzle
 //    row of K (256 FP4 values: one k-tile) x box_rows rows, 128B-swizzled; 2-D (one k-tile a box)
 //    or 3-D (k_tiles_per_box k-tiles a box, landing as that many 2-D boxes one after the other);
@@ -81,6 +81,31 @@ inline CUtensorMap make_f16_c_store_map(__half* c, int m, int n, int box_cols, i
   t.box[1] = uint32_t(box_rows);
   t.swizzle = TmaSwizzle::k128B;
   return make_tensor_map(t);
+}
+
+// Step 15's ten maps in one kernel parameter (__grid_constant__: the TMA reads them where they
+// are passed): A, B1, B2 as 2-D boxes of one k-tile (partial stages) and 3-D boxes of
+// k_tiles_per_box k-tiles; the pair's scale atoms (null for one-CTA plans, which bulk-copy them);
+// C for the TMA store (null where tma_c is false). b_rows: the rows of B1 / B2 one CTA loads.
+struct DualGemmMaps {
+  CUtensorMap a, b1, b2, a3, b1_3d, b2_3d, sfa, sfb1, sfb2, c;
+};
+inline DualGemmMaps make_dual_gemm_maps(const uint8_t* a, const uint8_t* b1, const uint8_t* b2, const uint8_t* sfa,
+                                        const uint8_t* sfb1, const uint8_t* sfb2, __half* c, int m, int n, int k,
+                                        int block_m, int b_rows, int k_tiles_per_box, bool pair, int sf_atoms_per_box,
+                                        bool tma_c, int c_box_cols, int c_box_rows) {
+  DualGemmMaps d;
+  d.a = make_fp4_kmajor_sw128_map(a, m, k, block_m);
+  d.b1 = make_fp4_kmajor_sw128_map(b1, n, k, b_rows);
+  d.b2 = make_fp4_kmajor_sw128_map(b2, n, k, b_rows);
+  d.a3 = make_fp4_kmajor_sw128_map_3d(a, m, k, block_m, k_tiles_per_box);
+  d.b1_3d = make_fp4_kmajor_sw128_map_3d(b1, n, k, b_rows, k_tiles_per_box);
+  d.b2_3d = make_fp4_kmajor_sw128_map_3d(b2, n, k, b_rows, k_tiles_per_box);
+  d.sfa = pair ? make_sf_atoms_map(sfa, m, k, sf_atoms_per_box) : CUtensorMap{};
+  d.sfb1 = pair ? make_sf_atoms_map(sfb1, n, k, sf_atoms_per_box) : CUtensorMap{};
+  d.sfb2 = pair ? make_sf_atoms_map(sfb2, n, k, sf_atoms_per_box) : CUtensorMap{};
+  d.c = tma_c ? make_f16_c_store_map(c, m, n, c_box_cols, c_box_rows) : CUtensorMap{};
+  return d;
 }
 
 }  // inline namespace TCG_ABI_NS

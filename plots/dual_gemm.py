@@ -52,7 +52,7 @@ def predict(bindir):
         point = re.search(r"^predicted B200: .*\(([0-9.]+) us;", out, re.M)
         rng = re.search(r"^range: .*\(([0-9.]+) - ([0-9.]+) us;", out, re.M)
         plan = re.search(r"^plan: +(.*)$", out, re.M)
-        pace = re.search(r"^pace: +(.*?)[:;]", out, re.M)
+        pace = re.search(r"^pace: +(.*?) *(?:[:;(]|$)", out, re.M)
         if r.returncode != 0 or not (point and rng and plan):
             sys.exit("dual_gemm.py: %s failed (exit %d):\n%s" % (" ".join(cmd), r.returncode, out))
         rows.append({"m": m, "n": n, "k": k, "plan": plan.group(1), "time_us": point.group(1),

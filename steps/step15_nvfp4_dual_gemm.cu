@@ -1,51 +1,35 @@
 // Step 15 — the gated MLP in one kernel: NVFP4 dual GEMM with SiLU, C = silu(A . B1^T) * (A . B2^T)
 // in FP16, the feed-forward block (SwiGLU) of current LLMs and the NVFP4 competition's third problem.
 //
-// BUILT ON STEP 12
-//   Why step 12: the ranked shapes (M 256 or 512, N 3072 or 4096, K 4096 or 7168) give 48 to 128
-//   output tiles for a B200's 148 SMs, and K is long (16 to 28 k-tiles of 256), so a split along
-//   K must be cheap to reduce (step 12 adds the partials in the cluster, through DSMEM, without a
-//   workspace or a counter) and each k-tile's copies must be few and large (step 11's boxes of two
-//   k-tiles, which step 12 keeps). Step 13's multicast shares only A, a third of the bytes here.
-//   What changes from step 12:
-//   * B1 and B2 (and their scales) are streamed beside A; A is loaded ONCE per stage and read by
-//     both products: per k-step three scale copies to TMEM (SFA, SFB1, SFB2) and two MMAs with the
-//     same A descriptor and scale columns, one into each accumulator. One commit per stage after
-//     both: a slot is freed only when the last MMA that reads its A has completed.
-//   * Two accumulators for the same output tile: x = A . B1^T in TMEM columns [0, BLOCK_N), y =
-//     A . B2^T in [BLOCK_N, 2 BLOCK_N), then the scale columns. BLOCK_N is per product.
-//   * The ring: a stage is A + B1 + B2 + 3 scale blocks (108 KiB at BLOCK_N 128, 76 at 64), and a
-//     stage's scales take 96 TMEM columns: 2 stages of 2 k-tiles fit both memories.
-//   * S = 1 or 2 (no 4: one buffer per quarter then serves as the send buffer, or as the receive
-//     slot of the quarter's owner). A quarter is exchanged with both accumulators' rows.
-//   * The epilogue: x and y summed in split order, C = silu(x) * y in FP32 (silu_f32: expf, a
-//     division), rounded to FP16 and stored with step 12's TMA stores.
+// BUILT ON STEP 12: the ranked shapes (M 256 or 512, N 3072 or 4096, K 4096 or 7168) give 48 to
+//   128 output tiles for 148 SMs and 16 to 28 k-tiles: a split must be cheap to reduce (step 12's,
+//   in the cluster) and copies few and large (step 11's boxes of two k-tiles). What changes:
+//   * B1 and B2 (and their scales) stream beside A, loaded ONCE a stage for both products: per
+//     k-step three scale copies to TMEM and two MMAs with the same A descriptor and scale columns,
+//     one into each accumulator; one commit per stage after both, so a slot is freed only when the
+//     last MMA reading its A has completed.
+//   * Two accumulators: x = A . B1^T in TMEM columns [0, BLOCK_N), y = A . B2^T in [BLOCK_N,
+//     2 BLOCK_N), then the scale columns. BLOCK_N is per product. A stage is A + B1 + B2 + three
+//     scale blocks (108 KiB at BLOCK_N 128, 76 at 64) and 96 TMEM columns: 2 stages of 2 k-tiles.
+//   * S = 1 or 2 (at 4 one buffer per quarter would serve as both send buffer and receive slot);
+//     a quarter is exchanged with both accumulators' rows. The epilogue sums x and y in split order,
+//     C = silu(x) * y in FP32 (expf, a division), FP16, step 12's TMA stores.
 //   * A 2-SM form (PAIR, S 1): a cluster of 2 computes a 256-row tile with tcgen05.mma.cta_group::2
-//     issued by the even CTA; each CTA loads its 128 rows of A and half the rows of B1 and B2 (the
-//     MMA reads the peer's half), SFA of its rows and SFB of all the tile's rows (each CTA's TMEM
-//     scales all N columns of its rows), all through .cta_group::2 tensor copies that complete on
-//     the leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and the
-//     commits go to both CTAs. A stage is 76 KiB at BLOCK_N 128 (2 stages) and 60 at 64 (3).
+//     issued by the even CTA; each CTA loads its 128 rows of A, half the rows of B1 and B2, SFA of
+//     its rows and SFB of all the tile's rows, through .cta_group::2 tensor copies completing on the
+//     leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and commits
+//     go to both CTAs. The scales come from a ring of their own, one copy per operand for two
+//     stages (SF_SPAN). A stage is 64 KiB at BLOCK_N 128 (2 stages) and 48 at 64 (3); pairs of
+//     BLOCK_N 128 also run stages of ONE k-tile (KT 1: 32 KiB, 5 stages).
 //
-// PLAN (common/nvfp4_plan.cpp with b_operands = 2; the run prints it): BLOCK_N, S and the CTA group
-//   with the least estimate (a stage's six copies, the ring's latency over its stages, the last
-//   stage's 2 x 8 MMAs, the exchange of both accumulators, C). The ranked shapes, `./step15
-//   --predict` (us, range):
-//     256 x 4096 x 7168   BLOCK_N 128, S 2, 128 CTAs          14.10 (9.66 - 22.51)
-//     512 x 4096 x 7168   pairs, BLOCK_N 128, S 1, 128 CTAs   19.95 (14.45 - 28.56)
-//     256 x 3072 x 4096   pairs, BLOCK_N 64, S 1, 96 CTAs      9.23 (6.01 - 13.99)
-//     512 x 3072 x 7168   pairs, BLOCK_N 128, S 1, 96 CTAs    19.86 (14.39 - 28.46)
-//   Forced alternatives were slower or no faster in the model: BLOCK_N 64 (S 1, 128 CTAs) 18.05 on
-//   the first shape, pairs of BLOCK_N 64 14.07 there; one k-tile per stage (4 stages of 54 KiB, 6
-//   copies per k-tile) 15.35 and 24.14 on the first two. What bounds them is the ring's latency (2
-//   stages do not cover a TMA round trip), or with pairs of BLOCK_N 64 the SM's TMA unit (six
-//   copies a stage: a box's fixed cost outweighs its bytes); docs/15_nvfp4_dual_gemm.md compares
-//   them with the speed of light and the published entries.
+// PLAN (common/nvfp4_plan.cpp, b_operands = 2; the run prints it): BLOCK_N, S, the CTA group and
+//   the k-tiles per stage with the least estimate. The ranked shapes take pairs, S 1: BLOCK_N 64 at
+//   M 256, 128 in stages of one k-tile at M 512; what bounds each: docs/15_nvfp4_dual_gemm.md.
 //
 // CONSTRAINTS
 //   Any M, N >= 1, K a multiple of 64; no workspace. S is 1 or 2, a cluster of S CTAs; the
-//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N=64|128,
-//   TCG_STEP15_SPLITS=1|2 and TCG_STEP15_CTA_GROUP=1|2 (2: pairs, S 1) force the plan.
+//   TMA-store C needs N % 8 == 0 and a 16-byte-aligned C. TCG_STEP15_BLOCK_N, _SPLITS, _CTA_GROUP
+//   and _STAGE_KTILES force the plan (--help).
 //
 // RUN
 //   make step15 && ./step15            (B200: real kernel; elsewhere: the emulator, by default
@@ -66,7 +50,7 @@ constexpr int BLOCK_M = 128;           // = MMA M: one TMEM lane per output row
 constexpr int BLOCK_K = 256;           // FP4 elements of K per k-tile: one 128-byte swizzle atom row
 constexpr int MMA_K = int(kMxf4K);     // K of one kind::mxf4nvf4 MMA: 64 elements = 32 bytes
 constexpr int KSTEPS = BLOCK_K / MMA_K;  // 4 MMAs per k-tile
-constexpr int KT_PER_STAGE = 2;        // k-tiles per stage, loaded by one box per operand
+constexpr int KT_PER_STAGE = 2;        // k-tiles per stage, one box per operand (pairs of BLOCK_N 128: 1 or 2)
 constexpr int NUM_THREADS = 192;       // warp 0: TMA, warp 1: MMA, warps 2..5: epilogue
 constexpr uint32_t TMEM_COLS = 512;    // power of two >= accumulator + scale columns
 constexpr int SUB_N = 64;              // C sub-tile: 64 FP16 columns = one 128-byte swizzled row
@@ -74,12 +58,8 @@ constexpr int SUB_M = 32;              //   x the 32 rows (TMEM lanes) of one ep
 constexpr int STORE_LANE = 0;          // the lane that issues, commits and waits for its warp's TMA stores
 constexpr uint32_t SMEM_LIMIT = 232448;  // the sm_100 opt-in maximum per CTA
 
-constexpr uint32_t KSTEPS_PER_STAGE = KT_PER_STAGE * KSTEPS;   // 8
-constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;  // 4 KiB: one 128-row scale atom per k-step
 constexpr uint32_t SF_COLS_PER_KSTEP = 4;  // TMEM columns one atom fills (tcgen05.cp .32x128b.warpx4)
-constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 3 * SF_COLS_PER_KSTEP;  // 96: SFA, SFB1, SFB2
 constexpr uint32_t A_KTILE_BYTES = BLOCK_M * BLOCK_K / 2;  // 128 x 128 B = 16 KiB
-constexpr uint32_t A_STAGE_BYTES = KT_PER_STAGE * A_KTILE_BYTES;  // 32 KiB
 constexpr uint32_t STAGING_BYTES = SUB_M * SUB_N * 2;  // 4 KiB: one 32 x 64 FP16 sub-tile of C
 constexpr uint32_t SBO_SW128 = 8 * 128;
 constexpr uint32_t SBO_SF = 128;
@@ -90,29 +70,40 @@ constexpr uint32_t SBO_SF = 128;
 // B's scales come in 128-row atoms whatever BLOCK_N: with 64 a CTA loads its tile's whole atom
 // and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
 // an atom in column r / 32: rows 64-127 are columns 2 and 3).
-// PAIR: the 2-SM form (TCG_STEP15_CTA_GROUP=2): a CTA pair computes a 256 x BN tile of each
-// product with tcgen05.mma.cta_group::2; each CTA loads its 128 rows of A and BN / 2 rows of B1 and
-// B2 (the pair MMA reads the peer's half), and the scales of its rows of A and of all BN rows of B.
-template <int BN, bool PAIR = false>
+// PAIR: the 2-SM form (header): BN / 2 rows of B1 and B2 per CTA, the scales of all BN rows of B.
+// KT: k-tiles per stage; 1 halves a stage (pairs of BLOCK_N 128: 5 of 32 KiB beside the scale ring).
+template <int BN, bool PAIR = false, int KT = KT_PER_STAGE>
 struct Cfg {
   static constexpr int BLOCK_N = BN;
+  static constexpr uint32_t KSTEPS_PER_STAGE = KT * KSTEPS;                          // 8 (KT 1: 4)
+  static constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;        // one 128-row atom per k-step
+  static constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 3 * SF_COLS_PER_KSTEP;  // 96: SFA, SFB1, SFB2
+  static constexpr uint32_t A_STAGE_BYTES = KT * A_KTILE_BYTES;                      // 32 KiB (KT 1: 16)
   static constexpr int B_ROWS = PAIR ? BN / 2 : BN;                      // rows of B1 / B2 this CTA loads
   static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
-  static constexpr uint32_t B_STAGE_BYTES = KT_PER_STAGE * B_KTILE_BYTES;
+  static constexpr uint32_t B_STAGE_BYTES = KT * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
-  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + 3 * SF_STAGE_BYTES;
+  // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN), into a ring of SF_SLOTS
+  // slots of its own, freed after the second stage's MMAs; else a stage's scales are in its slot.
+  static constexpr int SF_SPAN = PAIR ? 2 : 1, SF_SLOTS = 3;
+  static constexpr uint32_t SF_SLOT_BYTES = SF_SPAN * SF_STAGE_BYTES;
+  static constexpr uint32_t SF_RING_BYTES = SF_SPAN == 2 ? SF_SLOTS * 3 * SF_SLOT_BYTES : 0;
+  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + (SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0);
   // The two accumulators (2 x BLOCK_N columns), then each stage's scale columns.
   static constexpr uint32_t ACC_COLS = 2 * BN;
-  static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024) / STAGE_BYTES);   // 2 or 2 (pair: 2 or 3)
+  static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024 - SF_RING_BYTES) / STAGE_BYTES);   // 2 or 2 (pair: 2 or 3)
   static constexpr int TMEM_STAGES = int((TMEM_COLS - ACC_COLS) / SF_TMEM_STAGE_COLS);          // 2 or 4
   static constexpr int NUM_STAGES = SMEM_STAGES < TMEM_STAGES ? SMEM_STAGES : TMEM_STAGES;      // 2
   static constexpr uint32_t A_TILES = 0;
   static constexpr uint32_t B1_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
   static constexpr uint32_t B2_TILES = B1_TILES + NUM_STAGES * B_STAGE_BYTES;
   static constexpr uint32_t SFA_TILES = B2_TILES + NUM_STAGES * B_STAGE_BYTES;
-  static constexpr uint32_t SFB1_TILES = SFA_TILES + NUM_STAGES * SF_STAGE_BYTES;
-  static constexpr uint32_t SFB2_TILES = SFB1_TILES + NUM_STAGES * SF_STAGE_BYTES;
-  static constexpr uint32_t TMA_FULL_BARS = SFB2_TILES + NUM_STAGES * SF_STAGE_BYTES;
+  static constexpr int SF_BUFS = SF_SPAN == 2 ? SF_SLOTS : NUM_STAGES;  // scale slots per operand
+  static constexpr uint32_t SFB1_TILES = SFA_TILES + SF_BUFS * SF_SLOT_BYTES;
+  static constexpr uint32_t SFB2_TILES = SFB1_TILES + SF_BUFS * SF_SLOT_BYTES;
+  static constexpr uint32_t SF_FULL_BARS = SFB2_TILES + SF_BUFS * SF_SLOT_BYTES;  // SF_SPAN 2: the scale ring's
+  static constexpr uint32_t SF_EMPTY_BARS = SF_FULL_BARS + SF_SLOTS * 8;
+  static constexpr uint32_t TMA_FULL_BARS = SF_EMPTY_BARS + SF_SLOTS * 8;
   static constexpr uint32_t MMA_DONE_BARS = TMA_FULL_BARS + NUM_STAGES * 8;
   static constexpr uint32_t MAINLOOP_DONE_BAR = MMA_DONE_BARS + NUM_STAGES * 8;
   static constexpr uint32_t RECV_BARS = MAINLOOP_DONE_BAR + 8;  // one per quarter: its owner's S - 1 copies
@@ -138,8 +129,8 @@ struct Cfg {
                     BN % SUB_N == 0 && BN <= int(kSfAtomRows),
                 "invalid kind::mxf4nvf4 shape, or a tile wider than one scale atom");
 };
-static_assert(Cfg<128>::NUM_STAGES == 2 && Cfg<64>::NUM_STAGES == 2, "the header's stage counts");
-static_assert(Cfg<128, true>::NUM_STAGES == 2 && Cfg<64, true>::NUM_STAGES == 3, "the pair's stage counts");
+static_assert(Cfg<128>::NUM_STAGES == 2 && Cfg<64>::NUM_STAGES == 2 && Cfg<128, true>::NUM_STAGES == 2 &&
+                  Cfg<64, true>::NUM_STAGES == 3 && Cfg<128, true, 1>::NUM_STAGES == 5, "the header's stage counts");
 
 // A quarter's 32 rows x BLOCK_N FP32 in shared memory (send and receive buffers) as 16-byte
 // granules, column group first: granule (g, lane) at 16 * (32 g + lane). A warp's 16-byte store
@@ -155,17 +146,14 @@ __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4
 __host__ __device__ inline float silu_f32(float x) { return x / (1.0f + expf(-x)); }
 
 // The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
-template <int BN, bool PAIR, bool kTrace>
-__device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b1,
-                                          const CUtensorMap& tmap_b2, const CUtensorMap& tmap_a3,
-                                          const CUtensorMap& tmap_b1_3d, const CUtensorMap& tmap_b2_3d,
-                                          const CUtensorMap& tmap_sfa, const CUtensorMap& tmap_sfb1,
-                                          const CUtensorMap& tmap_sfb2,
-                                          const CUtensorMap& tmap_c, bool tma_c, const uint8_t* sfa,
+template <int BN, bool PAIR, int KT_PER_STAGE, bool kTrace>
+__device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, const uint8_t* sfa,
                                           const uint8_t* sfb1, const uint8_t* sfb2, __half* c, int m, int n,
                                           int k, int splits, const TraceBuf& trace_buf) {
-  using L = Cfg<BN, PAIR>;
+  using L = Cfg<BN, PAIR, KT_PER_STAGE>;
   constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
+  constexpr uint32_t KSTEPS_PER_STAGE = L::KSTEPS_PER_STAGE, SF_STAGE_BYTES = L::SF_STAGE_BYTES,
+                     SF_TMEM_STAGE_COLS = L::SF_TMEM_STAGE_COLS, A_STAGE_BYTES = L::A_STAGE_BYTES;
   PhaseTrace<kTrace> trace(trace_buf);
   trace.begin(Phase::kSetup);
   uint8_t* smem = aligned_smem_base();
@@ -173,9 +161,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   auto a_tile = [&](int s) { return smem_base + L::A_TILES + s * A_STAGE_BYTES; };
   auto b1_tile = [&](int s) { return smem_base + L::B1_TILES + s * L::B_STAGE_BYTES; };
   auto b2_tile = [&](int s) { return smem_base + L::B2_TILES + s * L::B_STAGE_BYTES; };
-  auto sfa_tile = [&](int s) { return smem_base + L::SFA_TILES + s * SF_STAGE_BYTES; };
-  auto sfb1_tile = [&](int s) { return smem_base + L::SFB1_TILES + s * SF_STAGE_BYTES; };
-  auto sfb2_tile = [&](int s) { return smem_base + L::SFB2_TILES + s * SF_STAGE_BYTES; };
+  auto sfa_tile = [&](int s) { return smem_base + L::SFA_TILES + s * L::SF_SLOT_BYTES; };
+  auto sfb1_tile = [&](int s) { return smem_base + L::SFB1_TILES + s * L::SF_SLOT_BYTES; };
+  auto sfb2_tile = [&](int s) { return smem_base + L::SFB2_TILES + s * L::SF_SLOT_BYTES; };
+  auto sf_full_bar = [&](int j) { return smem_base + L::SF_FULL_BARS + 8 * j; };
+  auto sf_empty_bar = [&](int j) { return smem_base + L::SF_EMPTY_BARS + 8 * j; };
   auto tma_full_bar = [&](int s) { return smem_base + L::TMA_FULL_BARS + 8 * s; };
   auto mma_done_bar = [&](int s) { return smem_base + L::MMA_DONE_BARS + 8 * s; };
   auto staging = [&](int quarter, int sub) {
@@ -212,6 +202,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
       mbarrier_init(mma_done_bar(s), 1);
     }
     mbarrier_init(mainloop_done_bar, 1);
+    for (int j = 0; j < L::SF_SLOTS; ++j) mbarrier_init(sf_full_bar(j), 1), mbarrier_init(sf_empty_bar(j), 1);
     for (int q = 0; q < 4; ++q) mbarrier_init(recv_bar(q), 1);  // the owner's expect_tx; S - 1 copies' bytes
     fence_mbarrier_init();
   }
@@ -236,6 +227,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   const int my_k_tiles = per_split + (split < extra ? 1 : 0);
   const int my_stages = ceil_div(my_k_tiles, KT_PER_STAGE);
   auto kts_of_stage = [&](int i) { const int left = my_k_tiles - i * KT_PER_STAGE; return left < KT_PER_STAGE ? left : KT_PER_STAGE; };
+  // Stage i's scales: slot use u = i / SF_SPAN, in slot u % SF_BUFS, its atoms from the (i % SF_SPAN)-th stage's on.
+  const int sf_uses = ceil_div(my_stages, L::SF_SPAN);
+  auto sf_slot_of = [&](int i) { return i / L::SF_SPAN % L::SF_BUFS; };
 
   if (warp == 0) {
     // ---------------------------------------------------------------- producer (TMA) warp
@@ -254,38 +248,47 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
           // both CTAs' bytes. The scales come as tensor boxes of a whole stage's 8 atoms (the tail
           // stage reads atoms it does not use: full boxes, full byte counts).
           const uint32_t full_bar = mapa_shared_cluster(tma_full_bar(s), leader);
+          constexpr uint32_t sf_in_stage = L::SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0;
           if (half == 0)
             mbarrier_arrive_expect_tx(tma_full_bar(s),
-                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * SF_STAGE_BYTES));
+                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage));
           if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {
-            tma_load_3d_2sm(a_tile(s), &tmap_a3, 0, m0, kt0, full_bar);
-            tma_load_3d_2sm(b1_tile(s), &tmap_b1_3d, 0, b_row0, kt0, full_bar);
-            tma_load_3d_2sm(b2_tile(s), &tmap_b2_3d, 0, b_row0, kt0, full_bar);
+            tma_load_3d_2sm(a_tile(s), &maps.a3, 0, m0, kt0, full_bar);
+            tma_load_3d_2sm(b1_tile(s), &maps.b1_3d, 0, b_row0, kt0, full_bar);
+            tma_load_3d_2sm(b2_tile(s), &maps.b2_3d, 0, b_row0, kt0, full_bar);
           } else {
             for (int j = 0; j < kts; ++j) {
-              tma_load_2d_2sm(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, full_bar);
-              tma_load_2d_2sm(b1_tile(s) + j * L::B_KTILE_BYTES, &tmap_b1, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
-              tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &tmap_b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+              tma_load_2d_2sm(a_tile(s) + j * A_KTILE_BYTES, &maps.a, (kt0 + j) * BLOCK_K / 2, m0, full_bar);
+              tma_load_2d_2sm(b1_tile(s) + j * L::B_KTILE_BYTES, &maps.b1, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+              tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &maps.b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
             }
           }
           const int steps_k = k / MMA_K, ks0 = kt0 * KSTEPS;  // atoms per row block; this stage's first
-          tma_load_2d_2sm(sfa_tile(s), &tmap_sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), full_bar);
-          tma_load_2d_2sm(sfb1_tile(s), &tmap_sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
-          tma_load_2d_2sm(sfb2_tile(s), &tmap_sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), full_bar);
+          const int u = i / L::SF_SPAN, sf_slot = sf_slot_of(i);
+          uint32_t sf_bar = full_bar;
+          if constexpr (L::SF_SPAN == 2) {  // the first stage of a slot use brings both stages' atoms
+            if (i % 2) { if (s == NUM_STAGES - 1) empty_parity ^= 1; continue; }  // the stage before brought them
+            if (u >= L::SF_SLOTS) mbarrier_wait_parity(sf_empty_bar(sf_slot), uint32_t(u / L::SF_SLOTS - 1) & 1);
+            if (half == 0) mbarrier_arrive_expect_tx(sf_full_bar(sf_slot), 2 * 3 * L::SF_SLOT_BYTES);
+            sf_bar = mapa_shared_cluster(sf_full_bar(sf_slot), leader);
+          }
+          tma_load_2d_2sm(sfa_tile(sf_slot), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), sf_bar);
+          tma_load_2d_2sm(sfb1_tile(sf_slot), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
+          tma_load_2d_2sm(sfb2_tile(sf_slot), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
           if (s == NUM_STAGES - 1) empty_parity ^= 1;
           continue;
         }
         mbarrier_arrive_expect_tx(tma_full_bar(s),
                                   uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + 3 * sf_bytes);
         if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {  // one box per operand
-          tma_load_3d(a_tile(s), &tmap_a3, 0, m0, kt0, tma_full_bar(s));  // A once, for both products
-          tma_load_3d(b1_tile(s), &tmap_b1_3d, 0, n0, kt0, tma_full_bar(s));
-          tma_load_3d(b2_tile(s), &tmap_b2_3d, 0, n0, kt0, tma_full_bar(s));
+          tma_load_3d(a_tile(s), &maps.a3, 0, m0, kt0, tma_full_bar(s));  // A once, for both products
+          tma_load_3d(b1_tile(s), &maps.b1_3d, 0, n0, kt0, tma_full_bar(s));
+          tma_load_3d(b2_tile(s), &maps.b2_3d, 0, n0, kt0, tma_full_bar(s));
         } else {  // a partial or lone k-tile: step 10's boxes, one per k-tile
           for (int j = 0; j < kts; ++j) {
-            tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &tmap_a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
-            tma_load_2d(b1_tile(s) + j * L::B_KTILE_BYTES, &tmap_b1, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
-            tma_load_2d(b2_tile(s) + j * L::B_KTILE_BYTES, &tmap_b2, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+            tma_load_2d(a_tile(s) + j * A_KTILE_BYTES, &maps.a, (kt0 + j) * BLOCK_K / 2, m0, tma_full_bar(s));
+            tma_load_2d(b1_tile(s) + j * L::B_KTILE_BYTES, &maps.b1, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
+            tma_load_2d(b2_tile(s) + j * L::B_KTILE_BYTES, &maps.b2, (kt0 + j) * BLOCK_K / 2, n0, tma_full_bar(s));
           }
         }
         const uint32_t sf_k0 = uint32_t(kt0 * KSTEPS);
@@ -312,6 +315,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
       for (int i = 0; i < my_stages; ++i) {
         const int kt0 = kt_begin + i * KT_PER_STAGE, s = i % NUM_STAGES;
         mbarrier_wait_parity(tma_full_bar(s), full_parity, trace.span_elected(Phase::kWaitTmaFull, s));
+        const int sf_slot = sf_slot_of(i), u = i / L::SF_SPAN;
+        const uint32_t sf_q0 = uint32_t(i % L::SF_SPAN) * KSTEPS_PER_STAGE;  // this stage's first atom in the slot
+        if (L::SF_SPAN == 2 && i % 2 == 0) mbarrier_wait_parity(sf_full_bar(sf_slot), uint32_t(u / L::SF_SLOTS) & 1);
         tcgen05_fence_after_thread_sync();
         const uint32_t sf_cols = L::SF_TMEM_BASE + s * SF_TMEM_STAGE_COLS;
         for (int j = 0; j < kts_of_stage(i); ++j)
@@ -324,18 +330,18 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
                 tmem_offset(tmem_accum, 0, sf_cols + (2 * KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
             if constexpr (PAIR) {  // each CTA's atoms (its SFA, the same SFB) into its own TMEM
               tcgen05_cp_32x128b_warpx4_2sm(sfa_tmem,
-                                            make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                            make_smem_desc(sfa_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4_2sm(sfb1_atom_tmem,
-                                            make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                            make_smem_desc(sfb1_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4_2sm(sfb2_atom_tmem,
-                                            make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                            make_smem_desc(sfb2_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
             } else {
               tcgen05_cp_32x128b_warpx4(sfa_tmem,
-                                        make_smem_desc(sfa_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                        make_smem_desc(sfa_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4(sfb1_atom_tmem,
-                                        make_smem_desc(sfb1_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                        make_smem_desc(sfb1_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
               tcgen05_cp_32x128b_warpx4(sfb2_atom_tmem,
-                                        make_smem_desc(sfb2_tile(s) + q * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
+                                        make_smem_desc(sfb2_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
             }
             const uint64_t a_desc =
                 make_smem_desc(a_tile(s) + j * A_KTILE_BYTES + ks * 32, 16, SBO_SW128, Layout::kSwizzle128B);
@@ -359,6 +365,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
           }
         if constexpr (PAIR) {  // to both CTAs of the pair: each producer waits for its own slot
           mma_commit_2sm_multicast(mma_done_bar(s), uint16_t(0b11u << leader));
+          // The scale slot after its last stage's MMAs, if it is refilled (no commit may land after exit).
+          if (L::SF_SPAN == 2 && (i % 2 == 1 || i == my_stages - 1) && u + L::SF_SLOTS < sf_uses)
+            mma_commit_2sm_multicast(sf_empty_bar(sf_slot), uint16_t(0b11u << leader));
           if (s == NUM_STAGES - 1) full_parity ^= 1;
           continue;
         }
@@ -486,7 +495,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
         tcgen05_fence_after_thread_sync();   // the next sub-tile's tcgen05.ld, after it
         const int row0 = m0 + quarter * SUB_M;
         if (lane == STORE_LANE) {
-          if (row0 < m && col0 < n) tma_store_2d(&tmap_c, buf, col0, row0);  // clipped at M and N
+          if (row0 < m && col0 < n) tma_store_2d(&maps.c, buf, col0, row0);  // clipped at M and N
           bulk_commit_group();
         }
       }
@@ -495,10 +504,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
     }
   }
 
-  // Teardown. S > 1: a second cluster barrier, so that no CTA exits (and frees the shared memory
-  // a peer's copy reads or writes) before every receive barrier of the cluster has completed.
-  // Only the order of execution matters here (every owner waited for its copies before arriving),
-  // so this arrive is relaxed too.
+  // Teardown. S > 1: a second cluster barrier, so that no CTA exits (and frees the shared memory a
+  // peer's copy reads or writes) before every receive barrier of the cluster has completed. Only the
+  // order of execution matters (every owner waited for its copies before arriving): relaxed too.
   trace.begin(Phase::kTeardown);
   // PAIR: the leader's MMAs write the peer's TMEM, so neither frees the pair's allocation (one warp
   // of each CTA, .cta_group::2) before both are done with it.
@@ -519,62 +527,47 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmap_a, const CUten
   trace.end(Phase::kTeardown);
 }
 
-#define TCG_STEP15_PARAMS                                                                                    \
-  const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b1,                   \
-      const __grid_constant__ CUtensorMap tmap_b2, const __grid_constant__ CUtensorMap tmap_a3,              \
-      const __grid_constant__ CUtensorMap tmap_b1_3d, const __grid_constant__ CUtensorMap tmap_b2_3d,        \
-      const __grid_constant__ CUtensorMap tmap_sfa, const __grid_constant__ CUtensorMap tmap_sfb1,           \
-      const __grid_constant__ CUtensorMap tmap_sfb2, const __grid_constant__ CUtensorMap tmap_c, bool tma_c, const uint8_t *sfa, const uint8_t *sfb1,       \
+#define TCG_STEP15_PARAMS                                                                                \
+  const __grid_constant__ DualGemmMaps maps, bool tma_c, const uint8_t *sfa, const uint8_t *sfb1,        \
       const uint8_t *sfb2, __half *c, int m, int n, int k, int splits, const __grid_constant__ TraceBuf trace_buf
-#define TCG_STEP15_ARGS \
-  tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_sfa, tmap_sfb1, tmap_sfb2, tmap_c, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
+#define TCG_STEP15_ARGS maps, tma_c, sfa, sfb1, sfb2, c, m, n, k, splits, trace_buf
 // At most one CTA per SM (its ring takes the shared memory): saying so lets ptxas use the registers
 // the gated epilogue needs (without it, it kept 64 and spilled).
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n128(TCG_STEP15_PARAMS) {
-  gemm_body<128, false, kTrace>(TCG_STEP15_ARGS);
-}
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n64(TCG_STEP15_PARAMS) {
-  gemm_body<64, false, kTrace>(TCG_STEP15_ARGS);
-}
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128(TCG_STEP15_PARAMS) {
-  gemm_body<128, true, kTrace>(TCG_STEP15_ARGS);
-}
-template <bool kTrace>
-__global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n64(TCG_STEP15_PARAMS) {
-  gemm_body<64, true, kTrace>(TCG_STEP15_ARGS);
-}
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n128(TCG_STEP15_PARAMS) {
+  gemm_body<128, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_n64(TCG_STEP15_PARAMS) {
+  gemm_body<64, false, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128(TCG_STEP15_PARAMS) {
+  gemm_body<128, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n64(TCG_STEP15_PARAMS) {
+  gemm_body<64, true, KT_PER_STAGE, kTrace>(TCG_STEP15_ARGS); }
+template <bool kTrace> __global__ void __launch_bounds__(NUM_THREADS, 1) gemm_kernel_pair_n128_kt1(TCG_STEP15_PARAMS) {
+  gemm_body<128, true, 1, kTrace>(TCG_STEP15_ARGS); }
 
-// The plans this kernel runs; the planner (common/nvfp4_plan.cpp, with b_operands = 2: B1 and B2
-// streamed, two MMAs per k-step, both accumulators exchanged) picks the one the timing model's
-// costs say finishes first: BLOCK_N 64 or 128 (per product), S = 1 or 2 CTAs of a cluster, or a
-// pair (S 1), no multicast. TCG_STEP15_BLOCK_N / _SPLITS / _CTA_GROUP force them.
+// The plans this kernel runs; the planner (common/nvfp4_plan.cpp, b_operands = 2) picks the one the
+// timing model's costs say finishes first; the TCG_STEP15_ knobs force them.
 static const nvfp4::PlanRules kPlanRules{"TCG_STEP15_", {64, 128}, {1, 2}, /*max_chosen_splits=*/2, {1},
                                          KT_PER_STAGE, Cfg<128>::NUM_STAGES, Cfg<64>::NUM_STAGES,
                                          nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/false,
                                          /*teaches_multicast=*/false, /*b_operands=*/2,
-                                         /*pair_stages_n128=*/Cfg<128, true>::NUM_STAGES,
-                                         /*pair_stages_n64=*/Cfg<64, true>::NUM_STAGES};
+                                         /*pair_stages_n128, _n64=*/Cfg<128, true>::NUM_STAGES, Cfg<64, true>::NUM_STAGES,
+                                         /*pair_one_ktile_stages_n128=*/Cfg<128, true, 1>::NUM_STAGES};
 static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
   nvfp4::Forced f;
-  f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0);
-  f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
-  f.cta_group = env_knob("TCG_STEP15_CTA_GROUP", {1, 2}, 0);
+  f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0), f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
+  f.cta_group = env_knob("TCG_STEP15_CTA_GROUP", {1, 2}, 0), f.stage_k_tiles = env_knob("TCG_STEP15_STAGE_KTILES", {1, 2}, 0);
   return nvfp4::plan(kPlanRules, m, n, k, sms, f);
 }
 static StepPlan plan_line(int m, int n, int k, int sms) {
-  const nvfp4::Plan p = plan_for(m, n, k, sms);
-  return {p.line(), nvfp4::left_out(kPlanRules, p)};
-}
+  const nvfp4::Plan p = plan_for(m, n, k, sms); return {p.line(), nvfp4::left_out(kPlanRules, p)}; }
 
 constexpr StepSpec spec{15, "nvfp4_dual_gemm", "NVFP4 dual GEMM, C = silu(A*B1^T) * (A*B2^T), FP16 out",
                         Arch::kSm100f, /*k_multiple=*/64, Operands::kNVFP4DualSilu, nullptr, /*cluster_size=*/1,
                         /*epilogue=*/nullptr, /*repeat=*/true, /*persistent=*/{}, &plan_line,
                         "  TCG_STEP15_BLOCK_N=64|128   forces BLOCK_N (of each product)\n"
                         "  TCG_STEP15_SPLITS=1|2       forces S, the CTAs of a cluster (at most one per k-tile)\n"
-                        "  TCG_STEP15_CTA_GROUP=1|2    forces one-CTA MMAs (1) or 2-SM pair MMAs (2, with S 1)\n",
+                        "  TCG_STEP15_CTA_GROUP=1|2    forces one-CTA MMAs (1) or 2-SM pair MMAs (2, with S 1)\n"
+                        "  TCG_STEP15_STAGE_KTILES=1|2 forces k-tiles per stage (1: pairs of BLOCK_N 128 only)\n",
                         /*sim_default=*/{256, 256, 4160, 8}};
 
 void launch(const GemmArgs& g) {
@@ -582,31 +575,21 @@ void launch(const GemmArgs& g) {
   if (f.b2 == nullptr || f.sfb2 == nullptr) throw std::invalid_argument("step 15: the dual GEMM needs B2 and SFB2");
   const nvfp4::Plan p = plan_for(g.m, g.n, g.k, num_sms());
   const bool pair = p.cta_group == 2;
-  const int b_rows = pair ? p.block_n / 2 : p.block_n;  // rows of B1 / B2 one CTA loads
-  const CUtensorMap tmap_a = make_fp4_kmajor_sw128_map(f.a, g.m, g.k, BLOCK_M);
-  const CUtensorMap tmap_b1 = make_fp4_kmajor_sw128_map(f.b, g.n, g.k, b_rows);
-  const CUtensorMap tmap_b2 = make_fp4_kmajor_sw128_map(f.b2, g.n, g.k, b_rows);
-  const CUtensorMap tmap_a3 = make_fp4_kmajor_sw128_map_3d(f.a, g.m, g.k, BLOCK_M, KT_PER_STAGE);
-  const CUtensorMap tmap_b1_3d = make_fp4_kmajor_sw128_map_3d(f.b, g.n, g.k, b_rows, KT_PER_STAGE);
-  const CUtensorMap tmap_b2_3d = make_fp4_kmajor_sw128_map_3d(f.b2, g.n, g.k, b_rows, KT_PER_STAGE);
-  // The pair's scales come through tensor maps (their copies must signal the leader's barrier).
-  const int atoms = int(KSTEPS_PER_STAGE);
-  const CUtensorMap tmap_sfa = pair ? make_sf_atoms_map(f.sfa, g.m, g.k, atoms) : CUtensorMap{};
-  const CUtensorMap tmap_sfb1 = pair ? make_sf_atoms_map(f.sfb, g.n, g.k, atoms) : CUtensorMap{};
-  const CUtensorMap tmap_sfb2 = pair ? make_sf_atoms_map(f.sfb2, g.n, g.k, atoms) : CUtensorMap{};
-  // The TMA store needs C's rows 16-byte aligned (a tensor map's row pitch).
-  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;
-  const CUtensorMap tmap_c = tma_c ? make_f16_c_store_map(f.c, g.m, g.n, SUB_N, SUB_M) : CUtensorMap{};
+  const int stage_k_tiles = p.one_ktile_stages ? 1 : KT_PER_STAGE;  // the 3-D boxes' depth: the kernel's KT
+  const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;  // a tensor map's row pitch
+  const DualGemmMaps maps = make_dual_gemm_maps(f.a, f.b, f.b2, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, BLOCK_M,
+                                                pair ? p.block_n / 2 : p.block_n, stage_k_tiles, pair,
+                                                2 * stage_k_tiles * KSTEPS, tma_c, SUB_N, SUB_M);
   LaunchDims d;
   d.grid = dim3(unsigned(p.ctas));
   d.block = dim3(NUM_THREADS);
   d.cluster = dim3(unsigned(p.cluster), 1, 1);
   auto go = [&](auto kernel, uint32_t smem_bytes) {
     d.smem_bytes = smem_bytes + kSmemAlignSlack;
-    launch_kernel(kernel, d, g.stream, tmap_a, tmap_b1, tmap_b2, tmap_a3, tmap_b1_3d, tmap_b2_3d, tmap_sfa, tmap_sfb1,
-                  tmap_sfb2, tmap_c, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
+    launch_kernel(kernel, d, g.stream, maps, tma_c, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, p.splits, g.trace);
   };
   if (pair && p.block_n == 64) go(TCG_TRACED(gemm_kernel_pair_n64, g.trace), Cfg<64, true>::SMEM_BYTES);
+  else if (pair && p.one_ktile_stages) go(TCG_TRACED(gemm_kernel_pair_n128_kt1, g.trace), Cfg<128, true, 1>::SMEM_BYTES);
   else if (pair) go(TCG_TRACED(gemm_kernel_pair_n128, g.trace), Cfg<128, true>::SMEM_BYTES);
   else if (p.block_n == 64) go(TCG_TRACED(gemm_kernel_n64, g.trace), Cfg<64>::SMEM_BYTES);
   else go(TCG_TRACED(gemm_kernel_n128, g.trace), Cfg<128>::SMEM_BYTES);

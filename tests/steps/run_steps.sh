@@ -78,6 +78,7 @@ run() {  # run STEP ARGS...  (an environment assignment before it, e.g. TCG_STEP
   env_shown+=${TCG_STEP14_PAIRS:+TCG_STEP14_PAIRS=$TCG_STEP14_PAIRS }${TCG_STEP14_GROUP:+TCG_STEP14_GROUP=$TCG_STEP14_GROUP }
   env_shown+=${TCG_STEP15_SPLITS:+TCG_STEP15_SPLITS=$TCG_STEP15_SPLITS }${TCG_STEP15_BLOCK_N:+TCG_STEP15_BLOCK_N=$TCG_STEP15_BLOCK_N }
   env_shown+=${TCG_STEP15_CTA_GROUP:+TCG_STEP15_CTA_GROUP=$TCG_STEP15_CTA_GROUP }
+  env_shown+=${TCG_STEP15_STAGE_KTILES:+TCG_STEP15_STAGE_KTILES=$TCG_STEP15_STAGE_KTILES }
   env_shown+=${TCG_STEP16_SWAP_AB:+TCG_STEP16_SWAP_AB=$TCG_STEP16_SWAP_AB }${TCG_STEP16_BLOCK_N:+TCG_STEP16_BLOCK_N=$TCG_STEP16_BLOCK_N }
   env_shown+=${TCG_STEP16_MULTICAST:+TCG_STEP16_MULTICAST=$TCG_STEP16_MULTICAST }
   if out=$(./"$step" --sim "$@" 2>&1) && { [ -z "${PLAN_HAS:-}" ] || grep -q "^plan: .*$PLAN_HAS" <<<"$out"; }; then
@@ -313,12 +314,13 @@ for step in "$@"; do
     # competition's inputs are also checked with its rtol = atol = 1e-3. The ranked shapes run
     # scaled along N on an emulated GPU on which the plan is the full shape's (BLOCK_N 128, and
     # S 2 or 1); the full shapes take minutes: docs/15_nvfp4_dual_gemm.md.
-    expected=$((expected + 30))
+    expected=$((expected + 36))
     [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
     PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64" run "$step"                    # default: a pair per 256-row tile
     for b in "TCG_STEP15_SPLITS=4 --" "TCG_STEP15_BLOCK_N=256 --" "TCG_STEP15_SPLITS=2 -- --k 128" \
              "TCG_STEP15_SPLITS=2 -- --sim-sms 1" "TCG_STEP15_SPLITS=x -- --predict" \
-             "TCG_STEP15_CTA_GROUP=3 --" "TCG_STEP15_CTA_GROUP=2 TCG_STEP15_SPLITS=2 --"; do
+             "TCG_STEP15_CTA_GROUP=3 --" "TCG_STEP15_CTA_GROUP=2 TCG_STEP15_SPLITS=2 --" \
+             "TCG_STEP15_STAGE_KTILES=3 --" "TCG_STEP15_STAGE_KTILES=1 TCG_STEP15_CTA_GROUP=1 --"; do
       read -r -a words <<<"$b"; refused "$step" "${words[@]}"
     done
     run "$step" --m 200 --n 296 --k 1088 --inputs integer                  # partial M/N, 5 k-tiles (1-step tail), TMA-store C
@@ -337,22 +339,27 @@ for step in "$@"; do
     run "$step" --m 256 --n 256 --k 4160 --inputs competition --sim-sms 8 --sim-seed 6
     PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64, S 1, MC 1, clusters of 2, 16 CTAs" \
       run "$step" --m 256 --n 512 --k 7168 --inputs competition --sim-sms 28   # ranked shape 1 (256 x 4096 x 7168), N / 8
-    PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 16 CTAs" \
+    PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 16 CTAs, stages of 1 k-tile" \
       run "$step" --m 512 --n 512 --k 7168 --inputs competition --sim-sms 28   # ranked shape 2 (512 x 4096 x 7168), N / 8
     PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64, S 1, MC 1, clusters of 2, 12 CTAs" \
       run "$step" --m 256 --n 384 --k 4096 --inputs competition --sim-sms 12   # ranked shape 3 (256 x 3072 x 4096), N / 8
-    PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 12 CTAs" \
+    PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 12 CTAs, stages of 1 k-tile" \
       run "$step" --m 512 --n 384 --k 7168 --inputs competition --sim-sms 12   # ranked shape 4 (512 x 3072 x 7168), N / 8
     run "$step" --m 256 --n 512 --k 1024 --inputs integer --sim-sms 28 --sim-seed 2   # 4 tiles of both products, S = 2
     # The 2-SM pair (cta_group::2): partial 256-row tiles and N, a K tail of one k-step and K of one
-    # k-step, both tile widths (BLOCK_N 64: 3 stages, 128: 2), the three input kinds.
+    # k-step, both tile widths (BLOCK_N 64: 3 stages, 128: 2, or 5 of one k-tile), the three input kinds.
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64 PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64" \
       run "$step" --m 300 --n 200 --k 1088 --inputs integer --sim-sms 8
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64 run "$step" --m 300 --n 200 --k 1088 --inputs random --sim-sms 8 --sim-seed 3
-    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128" \
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=2 PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128" \
       run "$step" --m 256 --n 256 --k 4160 --inputs integer --sim-sms 8   # ring wraps 4-5 times
-    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 run "$step" --m 200 --n 136 --k 64 --inputs integer --sim-sms 8
-    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 run "$step" --m 512 --n 256 --k 1024 --inputs competition --sim-sms 8 --sim-seed 4
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=2 run "$step" --m 200 --n 136 --k 64 --inputs integer --sim-sms 8
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=2 run "$step" --m 512 --n 256 --k 1024 --inputs competition --sim-sms 8 --sim-seed 4
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 4 CTAs, stages of 1 k-tile" \
+      run "$step" --m 256 --n 256 --k 4160 --inputs integer --sim-sms 8   # ring wraps 3-4 times (5 stages)
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 200 --n 136 --k 64 --inputs integer --sim-sms 8
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 512 --n 256 --k 1024 --inputs competition --sim-sms 8 --sim-seed 4
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 300 --n 200 --k 1088 --inputs integer --sim-sms 8
     continue
   fi
   if [[ "$NVFP4_STEPS" == *" $step "* ]]; then

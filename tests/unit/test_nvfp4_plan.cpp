@@ -118,6 +118,25 @@ TEST_CASE("nvfp4 plan: forced knobs are honoured, or refused with one line namin
   CHECK(line(kStep10, 128, 256, 8512, 8, s3) == "BLOCK_N 128, S 3, MC 1, no clusters, 6 CTAs");
 }
 
+// Step 15's rules (its kPlanRules): two B operands, pairs, and pairs of BLOCK_N 128 in stages of one k-tile.
+TEST_CASE("nvfp4 plan: step 15's stages of one k-tile: pairs of BLOCK_N 128 only, printed, forced or refused") {
+  const PlanRules step15{"TCG_STEP15_", {64, 128}, {1, 2}, 2, {1}, 2, 2, 2, Reduction::kCluster, CStore::kTma,
+                         false, false, 2, 2, 3, 5};
+  const std::string pairs128 = "2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 128 CTAs";
+  CHECK(line(step15, 512, 4096, 7168) == pairs128 + ", stages of 1 k-tile");
+  Forced two;
+  two.stage_k_tiles = 2;
+  CHECK(line(step15, 512, 4096, 7168, 148, two) == pairs128);
+  Forced one_cta1;
+  one_cta1.stage_k_tiles = 1, one_cta1.cta_group = 1;
+  CHECK(refusal(step15, 512, 4096, 7168, 148, one_cta1) ==
+        "TCG_STEP15_CTA_GROUP=1 TCG_STEP15_STAGE_KTILES=1: STAGE_KTILES 1 runs with pairs of BLOCK_N 128 only");
+  Forced one;
+  one.stage_k_tiles = 1;
+  CHECK(refusal(kStep12, 128, 256, 4160, 148, one) ==
+        "TCG_STEP12_STAGE_KTILES=1: STAGE_KTILES 1 runs with pairs of BLOCK_N 128 only");
+}
+
 TEST_CASE("nvfp4 plan: its costs are the timing model's parameters") {
   // A far slower SM-to-SM path makes step 12's exchange dearer than the streaming it saves; the
   // same parameter file moves the model's predictions (one source of numbers).

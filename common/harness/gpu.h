@@ -150,6 +150,11 @@ std::string device_description(const GpuInfo& gpu);
 CsvRecord gpu_record(const StepSpec& spec, const Options& o, const VerifyResult* vr, const GpuInfo& gpu,
                      const Timing& ours);
 
+// The start of a planned GPU run (the NVFP4 and grouped drivers): selects the GPU; a knob the plan
+// cannot honour on it is refused in one line (false: exit code 2, nothing else printed), else the
+// problem and the plan that runs are printed.
+bool start_planned_gpu_run(const StepSpec& spec, const Options& o, const GpuInfo& gpu);
+
 // The NVFP4 driver (gpu_nvfp4.cpp); run_on_gpu hands NVFP4 steps to it.
 int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu);
 // The grouped NVFP4 driver (gpu_grouped.cpp, step 16).

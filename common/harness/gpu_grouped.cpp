@@ -25,14 +25,7 @@ int run_grouped_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, 
                  prog.c_str());
     return 2;
   }
-  CUDA_CHECK(cudaSetDevice(gpu.index));
-  const std::string refused = validate_plan(spec, o, gpu.sm_count);
-  if (!refused.empty()) {
-    std::fprintf(stderr, "%s\n", refused.c_str());
-    return 2;
-  }
-  const StepPlan plan = plan_of(spec, o, gpu.sm_count);
-  print_problem(spec, o, device_description(gpu), plan);
+  if (!start_planned_gpu_run(spec, o, gpu)) return 2;
 
   const GroupList& gl = o.groups;
   const size_t G = gl.m.size();

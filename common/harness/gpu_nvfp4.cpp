@@ -178,15 +178,7 @@ std::string cross_check(const Options& o, const Nvfp4HostInputs& in, const std::
 }  // namespace
 
 int run_nvfp4_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu) {
-  CUDA_CHECK(cudaSetDevice(gpu.index));
-  // A knob the plan cannot honour on this GPU: one line, exit code 2, nothing else printed.
-  const std::string refused = validate_plan(spec, o, gpu.sm_count);
-  if (!refused.empty()) {
-    std::fprintf(stderr, "%s\n", refused.c_str());
-    return 2;
-  }
-  const StepPlan plan = plan_of(spec, o, gpu.sm_count);
-  print_problem(spec, o, device_description(gpu), plan);
+  if (!start_planned_gpu_run(spec, o, gpu)) return 2;
 
   const size_t count_c = static_cast<size_t>(o.m * o.n);
   // The dual GEMM (step 15): B2 beside B, verified on the CPU only (cuBLASLt has no such epilogue).

@@ -237,4 +237,16 @@ std::string device_description(const GpuInfo& gpu) {
          (gpu.code.empty() ? "" : ", " + gpu.code);
 }
 
+// The start of a planned GPU run: gpu.h.
+bool start_planned_gpu_run(const StepSpec& spec, const Options& o, const GpuInfo& gpu) {
+  CUDA_CHECK(cudaSetDevice(gpu.index));
+  const std::string refused = validate_plan(spec, o, gpu.sm_count);
+  if (!refused.empty()) {
+    std::fprintf(stderr, "%s\n", refused.c_str());
+    return false;
+  }
+  print_problem(spec, o, device_description(gpu), plan_of(spec, o, gpu.sm_count));
+  return true;
+}
+
 }  // namespace tcg::harness

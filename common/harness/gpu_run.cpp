@@ -61,17 +61,6 @@ void cublas_gemm(cublasHandle_t h, const void* a, const void* b, void* c, cudaDa
 // The GPU run
 // ---------------------------------------------------------------------------------------------
 
-bool start_planned_gpu_run(const StepSpec& spec, const Options& o, const GpuInfo& gpu) {
-  CUDA_CHECK(cudaSetDevice(gpu.index));
-  const std::string refused = validate_plan(spec, o, gpu.sm_count);
-  if (!refused.empty()) {
-    std::fprintf(stderr, "%s\n", refused.c_str());
-    return false;
-  }
-  print_problem(spec, o, device_description(gpu), plan_of(spec, o, gpu.sm_count));
-  return true;
-}
-
 int run_on_gpu(const StepSpec& spec, const Options& o, LaunchFn launch, const GpuInfo& gpu) {
   if (spec.operands == Operands::kNVFP4Grouped) return run_grouped_on_gpu(spec, o, launch, gpu);
   if (is_nvfp4(spec.operands)) return run_nvfp4_on_gpu(spec, o, launch, gpu);

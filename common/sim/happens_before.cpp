@@ -270,6 +270,12 @@ void HbClock::join_into_own(const std::vector<Known>& oe) {
       }
     }
     if (j == m) return;
+    // The rest of `o` comes after every agent here (a barrier's accumulator collecting the threads
+    // of a CTA, numbered in thread order): appended, no merge.
+    if (n == 0 || b[j].agent > a[n - 1].agent) {
+      e.insert(e.end(), b + j, b + m);
+      return;
+    }
   }
   // The merge, into one scratch buffer kept from merge to merge, then copied (a clock keeps no
   // spare capacity: there is one per thread).

@@ -71,8 +71,11 @@ void cta_finished(Cta& cta) {
   // What happens before the CTA's end: everything that happens before one of its threads' exits
   // (happens_before.h), i.e. the join of their clocks.
   HbClock end;
+  const std::vector<Known>* joined = nullptr;  // the entries of the last clock joined
   for (const Fiber* f : cta.fibers) {
-    end.join(f->hb);
+    // Threads past the same barrier share one set of entries: joined once, they add nothing more.
+    if (&f->hb.entries() != joined) end.join(f->hb);
+    joined = &f->hb.entries();
     end.at(f->agent).epoch = std::max(end.at(f->agent).epoch, f->epoch);
   }
   // Another CTA's access must happen before this CTA's end (a cluster barrier after the access).

@@ -282,7 +282,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   s.p_newest_first = g_options.seed % 4 == 0 ? 0.9 : 0.0;
   if (g_options.timing) {
     // The timing model runs every CTA the GPU would hold at once, in clock order, with no
-    // randomness (scheduler.cpp run_grid_timed, timing.cpp).
+    // randomness (timed_run.cpp run_grid_timed, timing.cpp).
     s.timed = true;
     s.p_preempt = 0;
   }

@@ -1,4 +1,4 @@
-// event_queue.h — the timing model's event queue (scheduler.cpp run_grid_timed, timing.cpp
+// event_queue.h — the timing model's event queue (timed_run.cpp run_grid_timed, timing.cpp
 // heap_push): events come out in the order of their model time, equal times in the order they
 // were pushed (their issue number, `seq`).
 //

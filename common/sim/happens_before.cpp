@@ -144,6 +144,28 @@ void compare_fields(const std::vector<Known>& x, const std::vector<Known>& y, bo
   *y_le_x = !lt;
 }
 
+// Is e at most o: every agent of e in o, with no field above o's? Then the join of o into e is o
+// itself, and e can share o's entries instead of becoming a copy of them (the threads that pass
+// one barrier then keep one set of entries, not one each).
+bool covered_by(const std::vector<Known>& e, const std::vector<Known>& o) {
+  const size_t n = e.size(), m = o.size();
+  if (n > m) return false;
+  const Known* a = e.data();
+  const Known* b = o.data();
+  size_t j = 0;
+  for (size_t i = 0; i < n; ++i) {
+    while (j < m && b[j].agent < a[i].agent) ++j;
+    if (j == m || b[j].agent != a[i].agent) return false;
+    const Known& x = a[i];
+    const Known& y = b[j];
+    if (x.epoch > y.epoch || x.issued > y.issued || x.committed > y.committed || x.ld_issued > y.ld_issued ||
+        x.ld_waited > y.ld_waited)
+      return false;
+    ++j;
+  }
+  return true;
+}
+
 // Would joining o into e change e? (Agents of o missing from e, or a field of o above e's.)
 bool join_changes(const std::vector<Known>& e, const std::vector<Known>& o) {
   const size_t n = e.size(), m = o.size();
@@ -208,6 +230,10 @@ void HbClock::join(const HbClock& o) {
     return;
   }
   if (!join_changes(*p_, *o.p_)) return;
+  if (covered_by(*p_, *o.p_)) {
+    p_ = o.p_;  // the join is o itself
+    return;
+  }
   if (p_.use_count() > 1) {
     JoinMemo m{p_, o.p_, nullptr};
     join_into_own(*o.p_);
@@ -244,6 +270,12 @@ void HbClock::join_into_own(const std::vector<Known>& oe) {
       }
     }
     if (j == m) return;
+    // The rest of `o` comes after every agent here (a barrier's accumulator collecting the threads
+    // of a CTA, numbered in thread order): appended, no merge.
+    if (n == 0 || b[j].agent > a[n - 1].agent) {
+      e.insert(e.end(), b + j, b + m);
+      return;
+    }
   }
   // The merge, into one scratch buffer kept from merge to merge, then copied (a clock keeps no
   // spare capacity: there is one per thread).
@@ -291,8 +323,18 @@ const HbClock& hb_release(Fiber& f) {
 
 HbClock hb_release_relaxed(Fiber& f) {
   const uint32_t fenced = f.init_fence_epoch;
-  HbClock c = hb_release(f);
-  for (Known& k : c.own()) k.epoch = 0;
+  const HbClock& full = hb_release(f);
+  // Only the tcgen05 counts travel. An entry left with every field 0 says what a missing entry
+  // says (every query asks for an epoch, a count or a need of at least 1), so it is left out: the
+  // clock carries the few agents that issued or waited for tcgen05 operations, not every thread
+  // the releasing one knows of (a cluster barrier joins one such clock per thread of the cluster).
+  HbClock c;
+  {
+    std::vector<Known> kept;
+    for (const Known& k : full.entries())
+      if (k.issued | k.committed | k.ld_issued | k.ld_waited) kept.push_back(Known{k.agent, 0, k.issued, k.committed, k.ld_issued, k.ld_waited});
+    if (!kept.empty()) c.own() = std::move(kept);
+  }
   // fence.mbarrier_init.release.cluster, then this relaxed arrive: a release pattern (PTX ISA §8.9)
   // for the mbarrier inits before the fence. Carrying the fence's epoch orders every earlier access
   // of this thread too, which is looser than the fence (it covers the inits only): a missed report

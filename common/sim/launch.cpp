@@ -71,8 +71,11 @@ void cta_finished(Cta& cta) {
   // What happens before the CTA's end: everything that happens before one of its threads' exits
   // (happens_before.h), i.e. the join of their clocks.
   HbClock end;
+  const std::vector<Known>* joined = nullptr;  // the entries of the last clock joined
   for (const Fiber* f : cta.fibers) {
-    end.join(f->hb);
+    // Threads past the same barrier share one set of entries: joined once, they add nothing more.
+    if (&f->hb.entries() != joined) end.join(f->hb);
+    joined = &f->hb.entries();
     end.at(f->agent).epoch = std::max(end.at(f->agent).epoch, f->epoch);
   }
   // Another CTA's access must happen before this CTA's end (a cluster barrier after the access).
@@ -279,7 +282,7 @@ void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std:
   s.p_newest_first = g_options.seed % 4 == 0 ? 0.9 : 0.0;
   if (g_options.timing) {
     // The timing model runs every CTA the GPU would hold at once, in clock order, with no
-    // randomness (scheduler.cpp run_grid_timed, timing.cpp).
+    // randomness (timed_run.cpp run_grid_timed, timing.cpp).
     s.timed = true;
     s.p_preempt = 0;
   }

@@ -101,10 +101,11 @@ void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by) {
 
 void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool remote, const char* what) {
   const Fiber& f = me();
-  const std::string name = "the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) + ")";
+  // Built only for a report (one per call was a measurable share of a --predict run).
+  const auto name = [&] { return "the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) + ")"; };
   if (async_proxy && !b.fence_stamp)
     fail_here("mbarrier init not fenced for the async proxy",
-              std::string(what) + " will signal " + name +
+              std::string(what) + " will signal " + name() +
                   ", but the initialising thread executed no fence.mbarrier_init after mbarrier.init, so the TMA "
                   "unit / tensor core may see the barrier uninitialised. Follow the inits with "
                   "fence.mbarrier_init.release.cluster and a barrier (PTX ISA §9.7.13.4, §9.7.13.15.9)");
@@ -113,7 +114,7 @@ void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool r
     for (const Stamp& s : b.cluster_released) published = published || hb_ordered(f, s);
     if (!published)
       fail_here("mbarrier used by another CTA before its init was published",
-                std::string(what) + " uses " + name + " in another CTA of the cluster, but no cluster barrier orders "
+                std::string(what) + " uses " + name() + " in another CTA of the cluster, but no cluster barrier orders "
                     "this thread after that initialisation (fence.mbarrier_init.release.cluster or "
                     "barrier.cluster.arrive.release after the init, then barrier.cluster.wait here)");
     return;
@@ -121,7 +122,7 @@ void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool r
   if (&f == b.init_by) return;
   if (!hb_ordered(f, async_proxy ? b.fence_stamp : b.init_stamp))
     fail_here("mbarrier used before its init is ordered before this thread",
-              std::string(what) + " uses " + name + ", but this thread has not synchronised with the initialising "
+              std::string(what) + " uses " + name() + ", but this thread has not synchronised with the initialising "
                   "thread since the " + (async_proxy ? "fence.mbarrier_init" : "mbarrier.init") +
                   " (a __syncthreads or cluster barrier between them is needed)");
 }

@@ -49,29 +49,30 @@ float f16_bits_to_float(uint16_t h, bool bf16) {
 // The checks every tcgen05 operand descriptor passes (also used by tcgen05.cp and the
 // block-scaled MMA, mma_block_scaled.cpp).
 void check_smem_desc(const tcg::SmemDesc& d, const char* operand, uint64_t raw) {
-  const std::string name = std::string(operand) + " descriptor " + hex(raw);
+  // Built only for a report (one per call was a measurable share of a --predict run).
+  const auto name = [&] { return std::string(operand) + " descriptor " + hex(raw); };
   if (d.fixed46_48 != 1)
     fail_here("bad shared-memory descriptor",
-              name + ": bits 46-48 must hold the fixed value 0b001 (PTX ISA §9.7.16.4.1), found " +
+              name() + ": bits 46-48 must hold the fixed value 0b001 (PTX ISA §9.7.16.4.1), found " +
                   std::to_string(d.fixed46_48));
   if (d.reserved != 0)
-    fail_here("bad shared-memory descriptor", name + ": reserved bits 14-15, 30-31 or 53-60 are not zero");
+    fail_here("bad shared-memory descriptor", name() + ": reserved bits 14-15, 30-31 or 53-60 are not zero");
   if (!tcg::layout_is_valid(d.layout))
     fail_here("bad shared-memory descriptor",
-              name + ": layout type " + std::to_string(d.layout) + " in bits 61-63 is invalid (0, 1, 2, 4, 6 are defined)");
+              name() + ": layout type " + std::to_string(d.layout) + " in bits 61-63 is invalid (0, 1, 2, 4, 6 are defined)");
   if (d.layout == uint32_t(tcg::Layout::kSwizzle128B_Base32B))
-    fail_here("unsupported shared-memory descriptor", name + ": the 128B-base-32B layout is not modelled");
+    fail_here("unsupported shared-memory descriptor", name() + ": the 128B-base-32B layout is not modelled");
   if (d.lbo_mode != 0)
-    fail_here("bad shared-memory descriptor", name + ": bit 52 (absolute LBO mode) is only valid on sm_103a");
+    fail_here("bad shared-memory descriptor", name() + ": bit 52 (absolute LBO mode) is only valid on sm_103a");
   if (d.base_offset != 0)
     fail_here("unsupported shared-memory descriptor",
-              name + ": a non-zero base offset (bits 49-51) is not modelled; place swizzle atoms on their repeat boundary");
+              name() + ": a non-zero base offset (bits 49-51) is not modelled; place swizzle atoms on their repeat boundary");
   const tcg::Layout l = static_cast<tcg::Layout>(d.layout);
   if (l != tcg::Layout::kNone) {
     const uint32_t rep = tcg::layout_repeat_bytes(l), w = tcg::layout_row_bytes(l);
     if ((d.start % rep) >= w)
       fail_here("swizzled operand not aligned to its swizzle repeat",
-                name + ": start address " + hex(d.start) + " is " + std::to_string(d.start % rep) + " bytes into a " +
+                name() + ": start address " + hex(d.start) + " is " + std::to_string(d.start % rep) + " bytes into a " +
                     std::to_string(rep) + "-byte swizzle repeat; a " + std::to_string(w) +
                     "B-swizzled atom must start on a " + std::to_string(rep) +
                     "-byte boundary (only an advance of less than one " + std::to_string(w) +
@@ -97,26 +98,27 @@ struct MmaJob {
 
 
 void check_idesc(const tcg::Idesc& id, uint32_t raw, int cta_group) {
-  const std::string name = "instruction descriptor " + hex(raw);
+  // Built only for a report (one per call was a measurable share of a --predict run).
+  const auto name = [&] { return "instruction descriptor " + hex(raw); };
   if (id.sparse || id.sparse_sel)
-    fail_here("unsupported instruction descriptor", name + ": sparse MMA is not modelled");
+    fail_here("unsupported instruction descriptor", name() + ": sparse MMA is not modelled");
   if (id.saturate || id.reserved6 || id.reserved23 || id.reserved29 || id.max_shift)
-    fail_here("bad instruction descriptor", name + ": reserved/saturate/max-shift bits must be zero for kind::f16");
+    fail_here("bad instruction descriptor", name() + ": reserved/saturate/max-shift bits must be zero for kind::f16");
   if (id.d_format != uint32_t(tcg::DType::kF32))
     fail_here("unsupported instruction descriptor",
-              name + ": D format " + std::to_string(id.d_format) + " (only F32 = 1 is modelled for kind::f16)");
+              name() + ": D format " + std::to_string(id.d_format) + " (only F32 = 1 is modelled for kind::f16)");
   if (id.a_format > 1 || id.b_format > 1)
     fail_here("bad instruction descriptor",
-              name + ": A/B formats for kind::f16 must be F16 (0) or BF16 (1), found " + std::to_string(id.a_format) +
+              name() + ": A/B formats for kind::f16 must be F16 (0) or BF16 (1), found " + std::to_string(id.a_format) +
                   "/" + std::to_string(id.b_format));
   if (cta_group == 1 && !tcg::is_valid_f16_shape_cta1(id.m, id.n))
     fail_here("invalid MMA shape",
-              name + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
+              name() + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
                   "; kind::f16 with cta_group::1 needs M in {64, 128} and N a multiple of 8 in [8, 256] (PTX ISA "
                   "§9.7.16.2.1)");
   if (cta_group == 2 && !tcg::is_valid_f16_shape_cta2(id.m, id.n))
     fail_here("invalid MMA shape",
-              name + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
+              name() + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
                   "; kind::f16 with cta_group::2 needs M in {128, 256} (across the pair) and N a multiple of 16 in "
                   "[16, 256] (PTX ISA §9.7.16.2.1)");
 }

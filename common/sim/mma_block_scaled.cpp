@@ -291,48 +291,49 @@ void run_mxf4(const Mxf4Job& j) {
 }
 
 void check_idesc_block_scaled(const tcg::IdescBlockScaled& id, uint32_t raw, int cta_group) {
-  const std::string name = "instruction descriptor " + hex(raw) + " (kind::mxf4nvf4, PTX ISA §9.7.16.4.2 Table 44)";
-  if (id.sparse) fail_here("unsupported instruction descriptor", name + ": bit 2 asks for a sparse MMA, which is not modelled");
+  // Built only for a report (one per call was a measurable share of a --predict run).
+  const auto name = [&] { return "instruction descriptor " + hex(raw) + " (kind::mxf4nvf4, PTX ISA §9.7.16.4.2 Table 44)"; };
+  if (id.sparse) fail_here("unsupported instruction descriptor", name() + ": bit 2 asks for a sparse MMA, which is not modelled");
   if (id.sparse_sel || id.reserved3 || id.reserved6)
-    fail_here("bad instruction descriptor", name + ": reserved bits 0-1, 3 or 6 are not zero");
+    fail_here("bad instruction descriptor", name() + ": reserved bits 0-1, 3 or 6 are not zero");
   if (id.a_format != tcg::kMxf4FormatE2M1 || id.b_format != tcg::kMxf4FormatE2M1)
     fail_here("bad instruction descriptor",
-              name + ": A/B formats are " + std::to_string(id.a_format) + "/" + std::to_string(id.b_format) +
+              name() + ": A/B formats are " + std::to_string(id.a_format) + "/" + std::to_string(id.b_format) +
                   " in bits 7-9 / 10-12; kind::mxf4nvf4 takes E2M1 = 1 for both (5 is E2M1's code under kind::f8f6f4 "
                   "and mxf8f6f4, not here)");
   if (id.a_mn_major || id.b_mn_major)
     fail_here("bad instruction descriptor",
-              name + ": transpose bit 15 (A) or 16 (B) is set; the mxf4 kinds support only K-major operands "
+              name() + ": transpose bit 15 (A) or 16 (B) is set; the mxf4 kinds support only K-major operands "
                      "(PTX ISA §9.7.16.10.1 Table 49): the transpose bits must be 0");
   if (id.negate_a || id.negate_b)
     fail_here("unsupported instruction descriptor",
-              name + ": negate bit 13 or 14 is set. The ISA's Table 49 lists negation for kind::mxf4nvf4, but "
+              name() + ": negate bit 13 or 14 is set. The ISA's Table 49 lists negation for kind::mxf4nvf4, but "
                      "CUTLASS documents it as valid only for the F16/BF16/TF32 and MXF8F6F4 formats; the emulator "
                      "does not model it");
   if (id.scale_type != uint32_t(tcg::ScaleType::kUE4M3))
     fail_here("unsupported instruction descriptor",
-              name + ": bit 23 selects UE8M0 scales; only UE4M3 (bit 23 = 0, NVFP4) is modelled with .block16");
+              name() + ": bit 23 selects UE8M0 scales; only UE4M3 (bit 23 = 0, NVFP4) is modelled with .block16");
   if (id.k_size)
-    fail_here("bad instruction descriptor", name + ": bit 31 selects K = 96, which exists only on sm_103a; sm_100a MMAs have K = 64");
+    fail_here("bad instruction descriptor", name() + ": bit 31 selects K = 96, which exists only on sm_103a; sm_100a MMAs have K = 64");
   if (id.sfa_id || id.sfb_id)
     fail_here("scale-factor ID out of range",
-              name + ": SFA_ID = " + std::to_string(id.sfa_id) + " (bits 29-30), SFB_ID = " + std::to_string(id.sfb_id) +
+              name() + ": SFA_ID = " + std::to_string(id.sfa_id) + " (bits 29-30), SFB_ID = " + std::to_string(id.sfb_id) +
                   " (bits 4-5); with .block16 every MMA uses all four bytes of each scale cell, so both IDs must be 0 "
                   "(PTX ISA §9.7.16.10.7.2)");
   if (cta_group == 2) {
     if (id.m == 128 && tcg::is_valid_mxf4_shape_cta2(id.m, id.n))
-      fail_here("unsupported MMA shape", name + ": M = 128 across a CTA pair (64 rows per CTA, D in layout B) is valid "
+      fail_here("unsupported MMA shape", name() + ": M = 128 across a CTA pair (64 rows per CTA, D in layout B) is valid "
                                                 "but not modelled for kind::mxf4nvf4; use M = 256");
     if (!tcg::is_valid_mxf4_shape_cta2(id.m, id.n))
       fail_here("invalid MMA shape",
-                name + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
+                name() + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
                     "; kind::mxf4nvf4 with cta_group::2 needs M in {128, 256} (across the pair) and N a multiple of 16 "
                     "in [16, 256] (PTX ISA §9.7.16.2.1; CUTLASS SM100_MMA_MXF4_2x1SM_SS)");
     return;
   }
   if (!tcg::is_valid_mxf4_shape_cta1(id.m, id.n))
     fail_here("invalid MMA shape",
-              name + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
+              name() + ": M = " + std::to_string(id.m) + ", N = " + std::to_string(id.n) +
                   "; kind::mxf4nvf4 with cta_group::1 needs M = 128 and N a multiple of 8 in [8, 256] (PTX ISA "
                   "§9.7.16.2.1)");
 }

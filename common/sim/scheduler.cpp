@@ -8,7 +8,8 @@
 // (§9.7.13, §9.7.16.7-8: every lane of the warp executes the same instruction); and the reports
 // when nothing can move (deadlock) or something spins (livelock).
 //
-// Fibers switch through fiber_switch.h (each starts on a fresh stack at fiber_entry).
+// Fibers switch through fiber_switch.h (each starts on a fresh stack at fiber_entry). The timing
+// model's run loop (the earliest event first, the hand-off from thread to thread) is timed_run.cpp.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "internal.h"
+#include "run_loop.h"
 
 namespace tcsim {
 namespace detail {
@@ -88,7 +90,6 @@ std::string who(const Fiber& f) {
   fail("tcsim: " + kind + "\n  " + who(f) + " at " + loc(f.at) + ":\n  " + detail);
 }
 
-bool hand_off(Scheduler& s, Fiber* from);  // below, with the timing model's run loop
 
 void yield() {
   Scheduler& s = *g_sched;
@@ -451,9 +452,7 @@ __attribute__((noinline)) void create_fiber(Scheduler& s, Cluster& cl, Cta* cta,
   cl.fibers.push_back(std::move(f));
 }
 
-namespace {
-// Runs fiber f until it switches back, then checks the canary of its stack if it has no guard
-// page.
+// Does fiber f's stack still hold its canary (if it has no guard page)?
 bool canary_ok(const Fiber* f) { return f->state == FState::kDone || !f->canary || *f->canary == kCanary; }
 
 // Runs fiber f until a fiber switches back to the scheduler (f itself, or, under the timing
@@ -468,130 +467,6 @@ void switch_to(Scheduler& s, Fiber* f) {
   if (!canary_ok(back))
     throw SimError("tcsim: fiber stack overflow in " + who(*back) + " near " + loc(back->at) + " (more than " +
                    std::to_string(kStackBytes / 1024) + " KiB of stack)");
-}
-
-// The memory a switch to `f` touches first: its saved registers, its scheduling fields, and the
-// frames above the point where it yielded. Tens of thousands of threads take turns, so these are
-// rarely in the cache; fetching them while the current thread runs hides most of that wait.
-void prefetch_fiber(const Fiber* f) {
-  const char* p = reinterpret_cast<const char*>(f);
-  for (size_t off = 0; off < sizeof(Fiber); off += 64) __builtin_prefetch(p + off);
-  // A thread that yielded is 1.5 to 2.5 KiB deep in its stack (the kernel's frame, the emulated
-  // instruction, the scheduler's calls): all of it, up to the top, is read on the way back.
-  if (const char* sp = fiber_stack_hint(f->ctx)) {
-    const char* top = static_cast<const char*>(f->stack) + g_page + kStackBytes;
-    const char* end = top - sp < 4096 ? top : sp + 4096;
-    for (const char* line = sp; line < end; line += 64) __builtin_prefetch(line);
-  }
-}
-
-// The timing model's run loop: always the earliest event (thread, asynchronous operation,
-// tcgen05 queue head); equal times in issue order. Deterministic: no seed is involved.
-// Timed, async_ops is in issue order, so sorted by seq (push_async appends, every removal keeps
-// the order): an operation is found by binary search. An event whose operation was completed
-// another way (a releasing cluster arrive, a retired cluster) finds none.
-std::vector<AsyncOp>::iterator find_async(Scheduler& s, uint64_t seq) {
-  auto it = std::lower_bound(s.async_ops.begin(), s.async_ops.end(), seq,
-                             [](const AsyncOp& o, uint64_t q) { return o.seq < q; });
-  return it != s.async_ops.end() && it->seq == seq ? it : s.async_ops.end();
-}
-
-bool valid_event(Scheduler& s, const Scheduler::Event& e) {
-  if (e.kind == 0) return e.f->run_idx >= 0 && e.f->heap_stamp == e.stamp && e.f->state == FState::kRunnable;
-  if (e.kind == 2) return !e.f->tc_ops.empty() && e.f->tc_ops.front().seq == e.stamp;
-  return find_async(s, e.stamp) != s.async_ops.end();
-}
-
-void drop_stale_events(Scheduler& s) {
-  while (!s.events.empty() && !valid_event(s, s.events.front())) s.events.pop();
-}
-
-// The thread event e was just taken from the queue: its thread may run up to the next event (plus
-// the lookahead); the memory that next one's switch will touch is fetched meanwhile.
-void begin_thread_event(Scheduler& s, const Scheduler::Event& e) {
-  s.now = std::max(s.now, e.t);
-  s.end = std::max(s.end, s.now);
-  g_heartbeat.fetch_add(1, std::memory_order_relaxed);
-  drop_stale_events(s);
-  s.horizon = (s.events.empty() ? e.f->t : std::max(e.f->t, s.events.front().t)) + kLookaheadNs;
-  if (!s.events.empty() && s.events.front().kind == 0) {
-    prefetch_fiber(s.events.front().f);
-    // The events that may come after it: the line their validity check reads, fetched one event
-    // early so that the check does not wait for memory.
-    s.events.for_next([](const Scheduler::Event& n) {
-      if (n.kind == 0) __builtin_prefetch(n.f);
-    });
-  }
-}
-
-void run_grid_timed(Scheduler& s) {
-  auto pop = [&s]() { return s.events.pop(); };
-  auto find_async = [&s](uint64_t seq) { return detail::find_async(s, seq); };
-  auto valid = [&s](const Scheduler::Event& e) { return valid_event(s, e); };
-  for (;;) {
-    if (s.failed) throw SimError(s.error);
-    if (s.retire_pending) retire_clusters(s);
-    if (s.admit_pending) {
-      s.admit_pending = false;
-      s.admit_time = s.now + model_cta_launch_ns();
-      admit_clusters(s);
-    }
-    while (!s.events.empty() && !valid(s.events.front())) pop();
-    if (s.events.empty()) {
-      if (s.timed_runnable == 0 && s.async_ops.empty() && s.tc_busy.empty()) {
-        if (s.clusters.empty() && s.next_cluster == s.num_clusters) return;
-        throw SimError(deadlock_report(s));
-      }
-      throw SimError("tcsim: internal error: runnable work without a timing-model event");
-    }
-    const Scheduler::Event e = pop();
-    if (e.kind == 0) {
-      begin_thread_event(s, e);
-      switch_to(s, e.f);
-      continue;
-    }
-    s.now = std::max(s.now, e.t);
-    s.end = std::max(s.end, s.now);
-    g_heartbeat.fetch_add(1, std::memory_order_relaxed);
-    {
-      AsyncOp op;
-      if (e.kind == 2) {
-        Fiber& f = *e.f;
-        op = std::move(f.tc_ops.front());
-        f.tc_ops.pop_front();
-        if (f.tc_ops.empty()) {
-          f.has_tc_ops = false;
-          auto it = std::find(s.tc_busy.begin(), s.tc_busy.end(), &f);
-          *it = s.tc_busy.back();
-          s.tc_busy.pop_back();
-        }
-      } else {
-        auto it = find_async(e.stamp);
-        op = std::move(*it);
-        s.async_ops.erase(it);
-      }
-      op.run();
-      if (s.failed) throw SimError(s.error);
-    }
-  }
-}
-}  // namespace
-
-// Timing model: the running thread stops (yields or blocks). When the scheduler's loop would
-// next do nothing but take a thread event from the queue (no failure, no cluster to retire or
-// admit, the earliest valid event a thread's), that thread is resumed from here, one switch
-// instead of two through the scheduler's stack; the events are taken in the same order, so the
-// run is the same. Otherwise (and in the seeded, untimed mode) the thread returns to the loop.
-bool hand_off(Scheduler& s, Fiber* from) {
-  if (s.failed || s.retire_pending || s.admit_pending || !canary_ok(from)) return false;
-  drop_stale_events(s);
-  if (s.events.empty() || s.events.front().kind != 0) return false;
-  const Scheduler::Event e = s.events.pop();
-  begin_thread_event(s, e);
-  s.cur = e.f;
-  g_stats.fiber_switches++;
-  if (e.f != from) fiber_switch(from->ctx, e.f->ctx);  // the earliest event may be its own
-  return true;
 }
 
 void run_grid(Scheduler& s) {

@@ -1,7 +1,7 @@
 // timing.cpp — the emulator's B200 timing model, and the trace it records.
 //
 // Models (docs/timing_model.md has the reasoning and the table of parameters with sources):
-//  * a clock per emulated thread; the scheduler (scheduler.cpp, run_grid_timed) always runs the
+//  * a clock per emulated thread; the scheduler (timed_run.cpp, run_grid_timed) always runs the
 //    earliest event, so the kernel executes as it would on a machine whose engines have the
 //    durations below. Every CTA of a wave is resident at once, on the SMs the block scheduler
 //    would pick (the least loaded first);

@@ -1,4 +1,4 @@
-// test_timing_model_events.cpp — the timing model's event order (common/sim/scheduler.cpp,
+// test_timing_model_events.cpp — the timing model's event order (common/sim/timed_run.cpp,
 // model_spend in common/sim/timing.cpp): an asynchronous completion happens at its own time, even
 // when another thread's clock has already moved past it.
 //

@@ -54,6 +54,7 @@
 #include "bounds.h"
 #include "timing.h"
 #include "tmem_hazards.h"
+#include "tmem_ld.h"
 
 namespace tcsim {
 namespace detail {
@@ -141,28 +142,7 @@ struct AsyncOp {
   uint64_t seq = 0;
 };
 
-struct PendingLd {
-  uint32_t* dst;
-  uint32_t lane, col;
-};
-
-// One warp's tcgen05.ld: read from TMEM at a point the scheduler chooses between the issue and
-// the warp's tcgen05.wait::ld (which forces it if it has not happened yet).
-struct LdBatch {
-  LdBatch();   // takes a register list from a pool (tmem.cpp): one per warp-wide load, reused
-  ~LdBatch();  // gives it back
-  LdBatch(const LdBatch&) = delete;
-  LdBatch& operator=(const LdBatch&) = delete;
-  Cta* cta;
-  SrcLoc at;
-  std::vector<PendingLd> regs;
-  bool done = false;
-  // Set when the issuing thread synchronises with others before waiting for the load: from then
-  // on the read happens as late as allowed (at tcgen05.wait::ld), so a thread that released the
-  // TMEM too early lets the next MMA overwrite it first.
-  bool deferred = false;
-  double t_done = 0;  // timing model: when the registers are written
-};
+// One warp's tcgen05.ld in flight (LdBatch) and a lane's operands (LdLaneArgs): tmem_ld.h.
 
 // TMA stores and bulk groups (tma_store.cpp): a store in flight, and a committed bulk group of
 // one thread (cp.async.bulk.commit_group); a shared-memory chunk as the proxy rules see it.
@@ -197,6 +177,7 @@ struct Fiber {
   // clock (ns since the launch).
   uint64_t heap_stamp = 0;
   double t = 0;
+  double wake_cost = 0;  // while blocked (timed): its wake-up, added when it is made runnable
   void* stack = nullptr;
   const uint64_t* canary = nullptr;  // a slab stack's canary word (scheduler.cpp); none: a guarded stack
   ThreadVars vars{};
@@ -206,6 +187,10 @@ struct Fiber {
   std::function<bool()> ready;             // while blocked: may it continue?
   std::function<std::string()> waits_on;   // while blocked: what for (deadlock report)
   SrcLoc at{};                             // source line of the current instruction
+  // Timing model: it went on past a warp collective that its warp's last lane has not reached
+  // (collective_continue): generation `continued_gen` of Cta::continued[warp].
+  bool continued = false;
+  uint64_t continued_gen = 0;
   std::vector<std::shared_ptr<LdBatch>> pending_ld;  // tcgen05.ld not yet waited for
   // Ordering of tcgen05 operations against thread synchronisation (PTX ISA §9.7.16.6.4):
   // a thread synchronisation since the last tcgen05.fence::after_thread_sync, and a tcgen05
@@ -262,6 +247,7 @@ struct Fiber {
   uint64_t global_stores = 0;               // timing model: this thread's global store instructions so far
   double store_drain = 0;                   // timing model: when its last global store reaches L2
   double dsmem_drain = 0;                   // timing model: when its last st.shared::cluster to a peer has landed
+  double wake_delay = 0;                    // timing model, lane 0: how far wake_lanes_not_before put off its wake
 };
 
 // A warp-collective (.sync.aligned) instruction in progress.
@@ -337,6 +323,8 @@ struct Cta {
   bool relinquished = false;
   std::vector<Fiber*> fibers;
   std::vector<Collective> warps;
+  std::vector<Collective> continued;  // timing model: per warp, a collective its early lanes went on past
+  std::vector<std::array<LdLaneArgs, 32>> ld_args;  // per warp and lane: a continued tcgen05.ld's operands
   std::vector<int> warp_exited;
   std::vector<WarpStores> warp_stores;  // timing model: per warp, its store instructions not yet charged (timing.cpp)
   int exited = 0;
@@ -454,9 +442,14 @@ std::string cta_name(const Cta& cta);
 // ---- scheduling (scheduler.cpp)
 void yield();
 void tick(SrcLoc at);
+void tick_unsettled(SrcLoc at);  // tick, leaving a continued collective (collective_continue) unsettled
 void set_runnable(Fiber* f);
 void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::string()> waits_on);
 void notify(WaitQueue& q);
+// Timing model, from a warp collective's `op`: the lanes waiting in it resume at `t` at the
+// earliest (with their wake-up), not when the last lane arrived: for a collective after which
+// each lane would spend until `t` at once (tcgen05.wait::ld), one scheduling event instead of two.
+void wake_lanes_not_before(Collective& c, double t);
 void push_async(AsyncOp op);
 void push_tc_op(Fiber& f, AsyncOp op);
 int live_lanes(const Cta& cta, int warp);
@@ -476,6 +469,14 @@ class CollectiveOp {
 // Warp collectives (.sync.aligned): all live lanes of the warp execute the same instruction; the
 // last to arrive performs `op` with every lane's data. full_warp: all 32 lanes must be alive.
 void collective(const char* name, void* data, CollectiveOp op, bool full_warp = false);
+// Timing model: a full-warp collective whose lanes need nothing from it before a later collective
+// of theirs (tcgen05.ld: its registers are undefined until tcgen05.wait::ld). A lane that is not
+// the last to arrive goes on instead of blocking, and its next instruction waits for the last
+// one (settle_collective, from tick) unless that instruction is the later collective
+// (tick_unsettled), whose own wait covers it: a warp's ld and wait::ld stop each lane once, not
+// twice. `data` must outlive the call. The model's times are those of collective().
+void collective_continue(const char* name, void* data, CollectiveOp op);
+void settle_collective(Fiber& f);
 // Runs the grid: admits clusters (admit_clusters), interleaves their threads and asynchronous
 // work, retires finished clusters, until every cluster has run.
 void run_grid(Scheduler& s);

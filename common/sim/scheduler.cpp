@@ -104,6 +104,12 @@ void yield() {
 // Every emulated instruction passes here: it counts, checks the budget and may be preempted.
 void tick(SrcLoc at) {
   Fiber& f = me();
+  if (f.continued) settle_collective(f);
+  tick_unsettled(at);
+}
+
+void tick_unsettled(SrcLoc at) {
+  Fiber& f = me();
   f.at = at;
   g_heartbeat.fetch_add(1, std::memory_order_relaxed);
   if (++g_stats.instructions > g_options.instruction_budget)
@@ -128,7 +134,10 @@ void set_runnable(Fiber* f) {
       // number is kept (a removal from the list would touch another thread's line).
       f->run_idx = 0;
       s.timed_runnable++;
-      f->t = std::max(f->t, s.now);  // woken by an event at `now`, or created at its CTA's start
+      // Woken by an event at `now` (it continues after its wake-up: its event is then, so that
+      // it does not run only to stop again at its next instruction), or created at its CTA's start.
+      f->t = std::max(f->t, s.now) + f->wake_cost;
+      f->wake_cost = 0;
       heap_push(s, f->t, 0, f, ++f->heap_stamp);
       return;
     }
@@ -166,13 +175,33 @@ void block_until(WaitQueue& q, std::function<bool()> ready, std::function<std::s
   f.state = FState::kBlocked;
   f.ready = std::move(ready);
   f.waits_on = std::move(waits_on);
+  // Timing model: noticing the completion (the try_wait loop, the barrier release) is charged
+  // when it is made runnable (set_runnable).
+  if (g_sched->timed) f.wake_cost = wake_ns(label);
   unset_runnable(&f);
   q.push_back(&f);
   yield();
   if (g_sched->timed) {
-    f.t += wake_ns(label);  // noticing the completion (the try_wait loop, the barrier release)
-    bounds_wait(f, label, f.t - t0);
-    if (f.traced) trace_span(*f.cta, f.warp, wait_span_name(f, label), tcg::trace::kCatWait, t0, f.t);
+    // A wake-up that the releaser put off (wake_lanes_not_before) is the cost of what follows the
+    // wait, not waiting: only lane 0 records waits (bounds, trace), and only lane 0 is told.
+    double until = f.t;
+    if (f.lane == 0) {
+      until -= f.wake_delay;
+      f.wake_delay = 0;
+    }
+    bounds_wait(f, label, until - t0);
+    if (f.traced) trace_span(*f.cta, f.warp, wait_span_name(f, label), tcg::trace::kCatWait, t0, until);
+  }
+}
+
+void wake_lanes_not_before(Collective& c, double t) {
+  Scheduler& s = *g_sched;
+  const double floor = t - wake_ns(nullptr);  // a collective's wait has no label: block_until consumed any
+  for (Fiber* w : c.waiters) {
+    const double woke = std::max(w->t, s.now);  // what set_runnable will make it, before the wake-up
+    if (floor <= woke) continue;
+    w->t = floor;
+    if (w->lane == 0) w->wake_delay = floor - woke;
   }
 }
 
@@ -227,10 +256,11 @@ bool same_loc(SrcLoc a, SrcLoc b) { return a.line == b.line && (a.file == b.file
 
 // full_warp: tcgen05's .sync.aligned instructions need all 32 lanes of the warp (PTX ISA
 // §9.7.16.7.1, §9.7.16.8.3); a warp with exited lanes cannot execute them.
-void collective(const char* name, void* data, CollectiveOp op, bool full_warp) {
+namespace {
+// A lane arrives at collective c: the checks of a .sync.aligned instruction, then its data.
+void arrive_collective(Collective& c, const char* name, void* data, bool full_warp) {
   Fiber& f = me();
   Cta& cta = *f.cta;
-  Collective& c = cta.warps[f.warp];
   if (c.arrived > 0 && (c.op != name || !same_loc(c.at, f.at)))
     fail_here("divergent warp at a .sync.aligned instruction",
               std::string("this lane executes ") + name + " while other lanes of the warp wait in " + c.op + " at " +
@@ -245,6 +275,19 @@ void collective(const char* name, void* data, CollectiveOp op, bool full_warp) {
   }
   c.data[f.lane] = data;
   c.arrived++;
+}
+
+std::string collective_waits_on(const Fiber& f, const Collective& w, const char* name) {
+  return std::string(name) + " (warp-collective): " + std::to_string(w.arrived) + " of " +
+         std::to_string(live_lanes(*f.cta, f.warp)) + " lanes of the warp have arrived";
+}
+}  // namespace
+
+void collective(const char* name, void* data, CollectiveOp op, bool full_warp) {
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  Collective& c = cta.warps[f.warp];
+  arrive_collective(c, name, data, full_warp);
   if (c.arrived == live_lanes(cta, f.warp)) {
     op(c);
     c.arrived = 0;
@@ -257,10 +300,44 @@ void collective(const char* name, void* data, CollectiveOp op, bool full_warp) {
   const uint64_t gen = c.generation;
   block_until(c.waiters, [&c, gen] { return c.generation != gen; },
               [&f, name] {  // two pointers: std::function holds them without allocating
-                const Collective& w = f.cta->warps[f.warp];
-                return std::string(name) + " (warp-collective): " + std::to_string(w.arrived) + " of " +
-                       std::to_string(live_lanes(*f.cta, f.warp)) + " lanes of the warp have arrived";
+                return collective_waits_on(f, f.cta->warps[f.warp], name);
               });
+}
+
+void collective_continue(const char* name, void* data, CollectiveOp op) {
+  Fiber& f = me();
+  Cta& cta = *f.cta;
+  if (cta.continued.empty()) cta.continued.assign(cta.warps.size(), Collective{});
+  Collective& c = cta.continued[size_t(f.warp)];
+  arrive_collective(c, name, data, /*full_warp=*/true);
+  if (c.arrived < live_lanes(cta, f.warp)) {
+    f.continued = true;
+    f.continued_gen = c.generation;
+    return;
+  }
+  // The lanes that arrived and did not stop to wait for this one (settle_collective) went on.
+  const bool some_went_on = c.arrived - 1 > int(c.waiters.size());
+  op(c);
+  c.arrived = 0;
+  c.op = nullptr;
+  c.generation++;
+  c.data.fill(nullptr);
+  notify(c.waiters);
+  // collective() charges the lanes that wait for the last one a wake-up after it arrives, so the
+  // warp's next collective completes that much later; the lanes that went on skipped it. This
+  // lane, which collective() does not charge, is charged it instead: the warp's next collective
+  // completes when it would have (exactly so while the warp's lanes run in step).
+  if (some_went_on) model_spend(f, wake_ns(nullptr));
+}
+
+void settle_collective(Fiber& f) {
+  f.continued = false;
+  Collective& c = f.cta->continued[size_t(f.warp)];
+  const uint64_t gen = f.continued_gen;
+  if (c.generation != gen) return;  // its last lane has arrived
+  const char* name = c.op;
+  block_until(c.waiters, [&c, gen] { return c.generation != gen; },
+              [&f, name] { return collective_waits_on(f, f.cta->continued[size_t(f.warp)], name); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -324,6 +401,7 @@ void fiber_entry() {
   Scheduler& s = *g_sched;
   (*s.body)();
   Fiber& f = *s.cur;
+  if (f.continued) settle_collective(f);  // its warp's last lane has yet to arrive: exit after it
   f.state = FState::kDone;
   unset_runnable(&f);
   Cta& cta = *f.cta;

@@ -77,14 +77,17 @@ void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, 
 void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const std::string& writer) {
   auto& v = cta.pending_lds;
   v.erase(std::remove_if(v.begin(), v.end(), [](const std::shared_ptr<LdBatch>& b) { return b->done; }), v.end());
-  for (const auto& b : v)
-    for (const PendingLd& p : b->regs)
-      if (p.lane >= lane0 && p.lane < lane0 + nlanes && p.col >= col0 && p.col < col0 + ncols)
+  for (const auto& b : v) {
+    if (b->col0 >= col0 + ncols || b->col0 + b->ncols() <= col0) continue;  // no column in common
+    b->for_each_cell([&](uint32_t*, uint32_t lane, uint32_t col) {
+      if (lane >= lane0 && lane < lane0 + nlanes && col >= col0 && col < col0 + ncols)
         fail("tcsim: TMEM overwritten under a pending tcgen05.ld\n  " + writer + " writes lane " +
-             std::to_string(p.lane) + ", " + tmem_cols(cta, p.col, 1) + " of " + cta_name(cta) +
+             std::to_string(lane) + ", " + tmem_cols(cta, col, 1) + " of " + cta_name(cta) +
              ", which the tcgen05.ld issued at " + loc(b->at) +
              " still reads: that load has not been waited for (tcgen05.wait::ld), so it may return the new value. "
              "Wait for the load before releasing the TMEM to the MMA (PTX ISA §9.7.16.8.5, §9.7.16.6.4)");
+    });
+  }
 }
 
 }  // namespace detail
@@ -238,12 +241,15 @@ void do_dealloc(const std::vector<Cta*>& ctas, TwoArgs a0) {
 // Reads a tcgen05.ld's TMEM cells into the destination registers (once).
 void run_ld(LdBatch& b) {
   if (b.done) return;
-  for (const PendingLd& p : b.regs)
-    if (!tmem_find(*b.cta, p.col, 1))
-      fail("tcsim: TMEM deallocated under a pending tcgen05.ld\n  the tcgen05.ld issued at " + loc(b.at) +
-           " reads TMEM column " + std::to_string(p.col) + ", which was freed before the load completed (" +
-           describe_allocs(*b.cta) + "); tcgen05.wait::ld before tcgen05.dealloc (PTX ISA §9.7.16.8.5, §9.7.16.7.1)");
-  for (const PendingLd& p : b.regs) *p.dst = tmem_cell(*b.cta, p.lane, p.col);
+  Cta& cta = *b.cta;
+  if (!tmem_find(cta, b.col0, b.ncols()))  // (it was one allocation when issued) some column is not allocated now
+    b.for_each_cell([&](uint32_t*, uint32_t, uint32_t col) {
+      if (!tmem_find(cta, col, 1))
+        fail("tcsim: TMEM deallocated under a pending tcgen05.ld\n  the tcgen05.ld issued at " + loc(b.at) +
+             " reads TMEM column " + std::to_string(col) + ", which was freed before the load completed (" +
+             describe_allocs(cta) + "); tcgen05.wait::ld before tcgen05.dealloc (PTX ISA §9.7.16.8.5, §9.7.16.7.1)");
+    });
+  b.for_each_cell([&](uint32_t* r, uint32_t lane, uint32_t col) { *r = tmem_cell(cta, lane, col); });
   b.done = true;
 }
 
@@ -308,25 +314,6 @@ void tmem_relinquish(int cta_group, SrcLoc at) {
   }, /*full_warp=*/true);
 }
 
-namespace detail {
-namespace {
-// Register lists of finished loads, kept with their capacity: a launch issues a load per warp
-// and 16 columns, each list a few KiB, which malloc would otherwise find and free every time.
-std::vector<std::vector<PendingLd>> g_ld_regs_pool;
-constexpr size_t kLdRegsPoolMax = 4096;
-}  // namespace
-LdBatch::LdBatch() {
-  if (!g_ld_regs_pool.empty()) {
-    regs = std::move(g_ld_regs_pool.back());
-    g_ld_regs_pool.pop_back();
-  }
-}
-LdBatch::~LdBatch() {
-  if (regs.capacity() == 0 || g_ld_regs_pool.size() >= kLdRegsPoolMax) return;
-  regs.clear();
-  g_ld_regs_pool.push_back(std::move(regs));
-}
-}  // namespace detail
 
 void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) {
   tick(at);
@@ -338,16 +325,14 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     trace_store_flush(f);
     f.ld_start = f.t;
   }
-  struct Args {
-    uint32_t taddr;
-    uint32_t* regs;
-    Fiber* fiber;
-    LdShape shape;
-    int num;
-  } args{taddr, regs, &f, shape, num};
+  using Args = LdLaneArgs;
   const int nregs = shape == LdShape::k32x32b ? num : 4 * num;
   for (int i = 0; i < nregs; ++i) regs[i] = kTmemPoison;  // registers are undefined until tcgen05.wait::ld
-  collective(name, &args, [&cta, shape, num, nregs, name](Collective& c) {
+  auto perform = [&cta, shape, num, nregs, name](Collective& c) {
+    // A lane that went on (collective_continue) is at a later instruction now: while its load is
+    // performed it is back at the load (the checks and reports name where each lane issued it).
+    for (void* d : c.data)
+      if (d) std::swap(static_cast<Args*>(d)->fiber->at, static_cast<Args*>(d)->at);
     const Args* a0 = nullptr;
     for (void* d : c.data)
       if (d) {
@@ -391,36 +376,48 @@ void tmem_ld(LdShape shape, int num, uint32_t taddr, uint32_t* regs, SrcLoc at) 
     cta.pending_lds.push_back(batch);
     batch->cta = &cta;
     batch->at = a0->fiber->at;
-    batch->regs.reserve(lanes.size() * size_t(nregs));  // one allocation, not one per doubling
+    batch->shape = shape;
+    batch->num = num;
+    batch->lane0 = lane0;
+    batch->col0 = col0;
+    int nlanes_in = 0;
     for (void* d : c.data) {
       if (!d) continue;
       Args& a = *static_cast<Args*>(d);
-      const uint32_t t = uint32_t(a.fiber->lane);
-      if (shape == LdShape::k32x32b) {
-        for (int i = 0; i < num; ++i) batch->regs.push_back({&a.regs[i], lane0 + t, col0 + uint32_t(i)});
-      } else {  // 16x256b: PTX ISA §9.7.16.8.3 (thread t: lanes t/4 and t/4+8, column pair 2*(t%4))
-        for (int i = 0; i < num; ++i)
-          for (int r = 0; r < 4; ++r)
-            batch->regs.push_back({&a.regs[4 * i + r], lane0 + t / 4 + (r >= 2 ? 8 : 0),
-                                   col0 + 8 * uint32_t(i) + 2 * (t % 4) + uint32_t(r % 2)});
-      }
+      batch->dst[size_t(a.fiber->lane)] = a.regs;
+      nlanes_in++;
       a.fiber->pending_ld.push_back(batch);
     }
     // The read happens asynchronously: when the scheduler picks this operation, or at the latest
     // at tcgen05.wait::ld. A kernel that loads before the MMAs finished reads stale TMEM.
     AsyncOp op{[batch] { if (!batch->deferred) run_ld(*batch); }, 0u, "a tcgen05.ld", a0->fiber, a0->fiber->at};
-    if (timed()) op.t = batch->t_done = model_tmem_ld(cta, warp, uint32_t(batch->regs.size()) * 4);
+    if (timed()) op.t = batch->t_done = model_tmem_ld(cta, warp, uint32_t(nlanes_in * nregs) * 4);
     push_async(std::move(op));
-  }, /*full_warp=*/true);
+    for (void* d : c.data)
+      if (d) std::swap(static_cast<Args*>(d)->fiber->at, static_cast<Args*>(d)->at);
+  };
+  // Timing model: the lanes go on to their tcgen05.wait::ld without waiting for the last one
+  // here (collective_continue); their operands wait for it in the CTA. Seeded runs keep each lane
+  // in the load until the last arrives.
+  if (timed()) {
+    if (cta.ld_args.empty()) cta.ld_args.resize(cta.warps.size());
+    Args& args = cta.ld_args[size_t(f.warp)][size_t(f.lane)];
+    args = Args{taddr, regs, &f, shape, num, f.at};
+    return collective_continue(name, &args, perform);
+  }
+  Args args{taddr, regs, &f, shape, num, f.at};
+  collective(name, &args, perform, /*full_warp=*/true);
 }
 
 void tmem_regs_used(const void* regs, uint32_t bytes, const char* use, SrcLoc at) {
   Fiber& f = me();
   const uint8_t* lo = static_cast<const uint8_t*>(regs);
   for (const auto& b : f.pending_ld)
-    for (size_t i = 0; i < b->regs.size(); ++i) {
-      const uint8_t* d = reinterpret_cast<const uint8_t*>(b->regs[i].dst);
-      if (d < lo || d >= lo + bytes) continue;
+    for (uint32_t* r : b->dst) {  // each lane's registers are consecutive: the first at or after lo
+      if (!r) continue;
+      const uint8_t* d = reinterpret_cast<const uint8_t*>(r);
+      const uint8_t* first = d >= lo ? d : d + 4 * ((lo - d + 3) / 4);
+      if (first >= d + 4 * b->regs_per_lane() || first >= lo + bytes) continue;
       f.at = at;
       fail_here("tcgen05.ld registers used before tcgen05.wait::ld",
                 std::string(use) + " reads registers that the tcgen05.ld issued at " + loc(b->at) +
@@ -431,16 +428,33 @@ void tmem_regs_used(const void* regs, uint32_t bytes, const char* use, SrcLoc at
     }
 }
 
+namespace {
+double latest_ld_done(const Fiber& f) {
+  double done = 0;
+  for (const auto& b : f.pending_ld) done = std::max(done, b->t_done);
+  return done;
+}
+}  // namespace
+
 void tmem_wait_ld(SrcLoc at) {
-  tick(at);
+  // A tcgen05.ld of this warp that this lane went on past (collective_continue) is settled by the
+  // collective below: every lane has issued it once every lane has reached this wait.
+  tick_unsettled(at);
   Fiber& f = me();
   tcgen05_op("tcgen05.wait::ld");
   Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];
-  collective("tcgen05.wait::ld", nullptr, [&lane0](Collective&) { lane0.ld_waits++; }, /*full_warp=*/true);
+  collective("tcgen05.wait::ld", nullptr, [&lane0, &f](Collective& c) {
+    lane0.ld_waits++;
+    // Timing model: the lanes that wait here resume when the warp's loads have written their
+    // registers, not at this arrival (which would resume each one only to stop it again until
+    // then, below): one scheduling event per lane instead of two, and the same times. Every lane
+    // of the warp holds the same loads (each tcgen05.ld is warp-wide), so this lane's tell the time.
+    if (timed()) wake_lanes_not_before(c, latest_ld_done(f));
+  }, /*full_warp=*/true);
+  f.continued = false;
   tc_ld_waited(f);  // this warp's loads so far are complete, as this thread knows (§9.7.16.6.2.3)
   if (timed()) {
-    double done = f.t;
-    for (const auto& b : f.pending_ld) done = std::max(done, b->t_done);
+    const double done = std::max(f.t, latest_ld_done(f));
     if (f.traced && f.ld_start >= 0) {
       trace_span(*f.cta, f.warp, "tcgen05.ld", tcg::trace::kCatLd, f.ld_start, done);
       f.ld_start = -1;

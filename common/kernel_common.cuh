@@ -58,7 +58,7 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 // unaligned address faults on the GPU ("misaligned address"), and the emulator reports it.
 __device__ __forceinline__ void store_16B(void* dst, uint4 v TCG_LOC) {
 #if defined(TCG_SIM)
-  ::tcsim::check_vector_access(dst, 16, "16-byte store (st.v4.b32)", TCG_AT);
+  ::tcsim::check_vector_access(dst, 16, /*store=*/true, "16-byte store (st.v4.b32)", TCG_AT);
   memcpy(dst, &v, 16);
 #else
   *reinterpret_cast<uint4*>(dst) = v;
@@ -70,7 +70,7 @@ __device__ __forceinline__ void store_16B(void* dst, uint4 v TCG_LOC) {
 // elements fill whole 32-byte sectors (step 11's swapped epilogue writes a column of C this way).
 __device__ __forceinline__ void store_2B(__half* dst, __half v TCG_LOC) {
 #if defined(TCG_SIM)
-  ::tcsim::check_vector_access(dst, 2, "2-byte store (st.b16)", TCG_AT);
+  ::tcsim::check_vector_access(dst, 2, /*store=*/true, "2-byte store (st.b16)", TCG_AT);
   memcpy(dst, &v, 2);
 #else
   *dst = v;

@@ -60,7 +60,7 @@ void global_order_reset() { g_state = State{}; }
 }  // namespace detail
 
 void st_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
-  check_vector_access(dst, bytes, "16-byte global store (st.global.v4.b32)", at);
+  check_vector_access(dst, bytes, /*store=*/true, "16-byte global store (st.global.v4.b32)", at);
   Fiber& f = me();
   g_state.granules[reinterpret_cast<uintptr_t>(dst)] = LastStore{f.cta->block_idx, f.tid, hb_stamp(f), at};
   std::memcpy(dst, src, bytes);
@@ -68,7 +68,7 @@ void st_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
 }
 
 void ld_global_v4(void* dst, const void* src, uint32_t bytes, SrcLoc at) {
-  check_vector_access(src, bytes, "16-byte global load (ld.global.v4.b32)", at);
+  check_vector_access(src, bytes, /*store=*/false, "16-byte global load (ld.global.v4.b32)", at);
   Fiber& f = me();
   const auto it = g_state.granules.find(reinterpret_cast<uintptr_t>(src));
   if (it != g_state.granules.end() && !hb_ordered(f, it->second.stamp)) {

@@ -218,6 +218,7 @@ void HbClock::join(const HbClock& o) {
     compare_fields(*p_, *o.p_, &le, &ge);
     if (ge) return;     // o adds nothing
     if (le) {
+      g_join_memo = JoinMemo{p_, o.p_, o.p_};  // the clock's other holders will make the same join
       p_ = o.p_;  // the join is o itself
     } else if (p_.use_count() > 1) {
       JoinMemo m{p_, o.p_, nullptr};
@@ -231,6 +232,7 @@ void HbClock::join(const HbClock& o) {
   }
   if (!join_changes(*p_, *o.p_)) return;
   if (covered_by(*p_, *o.p_)) {
+    if (p_.use_count() > 1) g_join_memo = JoinMemo{p_, o.p_, o.p_};
     p_ = o.p_;  // the join is o itself
     return;
   }
@@ -305,20 +307,74 @@ Stamp hb_stamp(const Fiber& f) { return Stamp{f.agent, f.epoch}; }
 
 bool hb_ordered(const Fiber& f, Stamp s) { return s.agent == f.agent || f.hb.knows(s.agent, s.epoch); }
 
-const HbClock& hb_release(Fiber& f) {
-  Known& own = f.hb.at(f.agent);
+namespace {
+// What a release by `f` publishes, written into `c` (f's own clock, or one being built for several
+// threads): its epoch, its tcgen05 issue count and its warp's tcgen05.ld count, each raised.
+void publish_into(HbClock& c, const Fiber& f) {
+  Known& own = c.at(f.agent);
   own.epoch = std::max(own.epoch, f.epoch);
   if (f.tc_issued) own.issued = std::max(own.issued, f.tc_issued);
   const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];  // the agent of its warp's loads
   if (lane0.lds_issued) {
-    Known& w = f.hb.at(lane0.agent);
+    Known& w = c.at(lane0.agent);
     w.ld_issued = std::max(w.ld_issued, lane0.lds_issued);
   }
+}
+}  // namespace
+
+const HbClock& hb_release(Fiber& f) {
+  publish_into(f.hb, f);
   // What it does from now on is not covered by this release. Its clock's own entry keeps the
   // published epoch (its own operations are ordered by program order, hb_ordered), so the clock can
   // be published by reference.
   f.epoch++;
   return f.hb;
+}
+
+void hb_release_join(HbClock& acc, HbClock (&bases)[kHbBases], Fiber& f) {
+  for (const HbClock& base : bases)
+    if (f.hb.shares_entries(base)) {  // acc already holds these entries: only the release is new
+      publish_into(acc, f);
+      f.epoch++;
+      return;
+    }
+  HbClock before = f.hb;
+  acc.join(hb_release(f));
+  for (HbClock& base : bases)
+    if (base.entries().empty()) {
+      base = std::move(before);
+      return;
+    }
+}
+
+void hb_exchange(Fiber* const* fs, size_t n) {
+  // The clock most of the threads hold (they passed the last exchange together; a lane that
+  // arrived on an mbarrier or acquired something since holds its own): tried from the first few
+  // distinct clocks, which is enough when one is held by more than half.
+  const Fiber* base = nullptr;
+  size_t base_count = 0, tried = 0;
+  for (size_t i = 0; i < n && tried < 4 && base_count * 2 <= n; ++i) {
+    if (!fs[i] || (base && fs[i]->hb.shares_entries(base->hb))) continue;
+    size_t count = 0;
+    for (size_t j = i; j < n; ++j) count += fs[j] && fs[j]->hb.shares_entries(fs[i]->hb);
+    if (count > base_count) base = fs[i], base_count = count;
+    ++tried;
+  }
+  if (!base) return;
+  // The join of the releases of one clock is that clock with each release written in: one copy of
+  // its entries, not one per thread (each release would copy the shared entries to change its own
+  // entry, and each join compare and raise them all). The other threads' releases are joined in.
+  HbClock all = base->hb;
+  for (size_t i = 0; i < n; ++i)
+    if (fs[i] && fs[i]->hb.shares_entries(base->hb)) {
+      publish_into(all, *fs[i]);
+      fs[i]->epoch++;
+    }
+  for (size_t i = 0; i < n; ++i)
+    if (fs[i] && !fs[i]->hb.shares_entries(base->hb)) all.join(hb_release(*fs[i]));
+  // Acquiring: each thread's clock joined with `all`, which already holds it, is `all` itself.
+  for (size_t i = 0; i < n; ++i)
+    if (fs[i]) fs[i]->hb = all;
 }
 
 HbClock hb_release_relaxed(Fiber& f) {

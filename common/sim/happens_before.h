@@ -56,6 +56,7 @@ struct HbClock {
   }
   const std::vector<Known>& entries() const { return p_ ? *p_ : none(); }
   std::vector<Known>& own();  // the entries to change: copied first if another clock shares them
+  bool shares_entries(const HbClock& o) const { return p_ == o.p_; }
 
  private:
   static const std::vector<Known>& none();
@@ -81,6 +82,18 @@ const HbClock& hb_release(Fiber& f);
 HbClock hb_release_relaxed(Fiber& f);
 // An acquire by `f` of a published clock.
 void hb_acquire(Fiber& f, const HbClock& c);
+// A release by `f` joined into a barrier's accumulating clock `acc`. `bases` (the barrier's, empty at
+// the start of each phase) remember the clocks, before their release, of arrivals already joined
+// (a few: the lanes of each warp usually share one): an arrival that holds the same entries as one
+// of them only writes its release into `acc` (which holds them),
+// instead of copying them to change its own entry and having `acc` compare and raise them all.
+// Its own clock then lacks its release until it acquires `acc`: only for a barrier whose arrival
+// is also the wait (bar.sync), so that nothing of the thread runs in between.
+constexpr size_t kHbBases = 4;
+void hb_release_join(HbClock& acc, HbClock (&bases)[kHbBases], Fiber& f);
+// Every one of `n` threads releases and then acquires what all released (__syncwarp: each lane's
+// clock becomes the join of all lanes' published clocks; null entries are skipped).
+void hb_exchange(Fiber* const* fs, size_t n);
 
 }  // namespace detail
 }  // namespace tcsim

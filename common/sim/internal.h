@@ -74,6 +74,8 @@ extern Options g_options;
 extern Stats g_stats;
 // Incremented whenever the emulation makes progress; the watchdog thread reads it.
 extern std::atomic<uint64_t> g_heartbeat;
+// Progress for the watchdog: only the emulator's thread writes it, so no locked read-modify-write.
+inline void heartbeat() { g_heartbeat.store(g_heartbeat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
 struct Rng {
   uint64_t s;
@@ -218,6 +220,7 @@ struct Fiber {
   uint32_t tc_issued = 0, tc_commits = 0, lds_issued = 0, ld_waits = 0;
   // barrier.cluster: arrivals made, waits completed (an arrive must be followed by a wait).
   uint32_t cluster_arrivals = 0, cluster_waits = 0;
+  uint32_t remote_arrives_pending = 0;  // its mbarrier arrives on other CTAs not yet performed (mbarrier.cpp)
   // Timing model (timing.cpp): besides t and heap_stamp (above), the completion time of its last
   // tcgen05 operation (they complete in order), and what it records for the trace (lane 0 of a
   // traced CTA's warp).
@@ -266,6 +269,7 @@ struct CtaBarrier {
   uint64_t generation = 0;
   WaitQueue waiters;
   HbClock hb_acc, hb_done;      // happens-before: joined by arrivals, acquired by the released threads
+  HbClock hb_bases[kHbBases];   // clocks of this phase's arrivals, before their release (hb_release_join)
 };
 
 struct TmemAlloc {

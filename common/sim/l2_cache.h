@@ -11,11 +11,78 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace tcsim {
 namespace detail {
+
+// Page number -> index, open addressing with linear probing (a look-up per row of every TMA box:
+// std::unordered_map's node per entry was a cache miss each).
+struct PageIndex {
+  std::vector<uint64_t> keys;  // page + 1; 0: empty
+  std::vector<uint32_t> vals;
+  size_t count = 0;
+  int shift = 64;
+  size_t home(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift); }
+  void clear() {
+    std::fill(keys.begin(), keys.end(), 0);
+    count = 0;
+  }
+  // The value slot of `page`, made (0) if missing (*fresh); valid until the next insertion.
+  uint32_t* find_or_add(uint64_t page, bool* fresh) {
+    if (2 * (count + 1) > keys.size()) grow();
+    const uint64_t key = page + 1;
+    const size_t mask = keys.size() - 1;
+    for (size_t i = home(key);; i = (i + 1) & mask) {
+      if (keys[i] == key) {
+        *fresh = false;
+        return &vals[i];
+      }
+      if (keys[i] == 0) {
+        keys[i] = key;
+        vals[i] = 0;
+        count++;
+        *fresh = true;
+        return &vals[i];
+      }
+    }
+  }
+  void erase(uint64_t page) {
+    const uint64_t key = page + 1;
+    const size_t mask = keys.size() - 1;
+    size_t i = home(key);
+    while (keys[i] != key) {
+      if (keys[i] == 0) return;
+      i = (i + 1) & mask;
+    }
+    // Backward shift: entries after the hole whose home is not in (hole, j] move into it.
+    for (size_t j = (i + 1) & mask; keys[j] != 0; j = (j + 1) & mask) {
+      const size_t h = home(keys[j]);
+      const bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+      if (!stays) {
+        keys[i] = keys[j];
+        vals[i] = vals[j];
+        i = j;
+      }
+    }
+    keys[i] = 0;
+    count--;
+  }
+  void grow() {
+    std::vector<uint64_t> old_keys = std::move(keys);
+    std::vector<uint32_t> old_vals = std::move(vals);
+    const size_t cap = old_keys.empty() ? 4096 : 2 * old_keys.size();
+    keys.assign(cap, 0);
+    vals.assign(cap, 0);
+    shift = 64 - __builtin_ctzll(cap);
+    count = 0;
+    for (size_t i = 0; i < old_keys.size(); ++i)
+      if (old_keys[i]) {
+        bool fresh = false;
+        *find_or_add(old_keys[i] - 1, &fresh) = old_vals[i];
+      }
+  }
+};
 
 struct L2Cache {
   static constexpr uint32_t kNone = ~0u;
@@ -26,7 +93,7 @@ struct L2Cache {
   };
   std::vector<Page> pages;
   std::vector<uint32_t> spare;                   // indices of evicted pages, for reuse
-  std::unordered_map<uint64_t, uint32_t> where;  // page -> index in `pages`
+  PageIndex where;                               // page -> index in `pages`
   uint32_t mru = kNone, lru = kNone;
   uint64_t resident = 0, capacity = 0;  // bytes of sectors in L2; the most it keeps
   uint64_t evicted_sectors = 0;         // since the launch began
@@ -53,24 +120,26 @@ struct L2Cache {
   }
   // The page's entry, now the most recently used.
   Page& use(uint64_t page) {
-    auto [it, fresh] = where.try_emplace(page, 0u);
+    bool fresh = false;
+    uint32_t& at = *where.find_or_add(page, &fresh);
     if (fresh) {
       if (spare.empty()) {
-        it->second = uint32_t(pages.size());
+        at = uint32_t(pages.size());
         pages.emplace_back();
       } else {
-        it->second = spare.back();
+        at = spare.back();
         spare.pop_back();
       }
-      pages[it->second] = Page{};
-      pages[it->second].page = page;
-    } else if (mru == it->second) {
-      return pages[it->second];
+      pages[at] = Page{};
+      pages[at].page = page;
+    } else if (mru == at) {
+      return pages[at];
     } else {
-      unlink(it->second);
+      unlink(at);
     }
-    push_front(it->second);
-    return pages[it->second];
+    const uint32_t i = at;
+    push_front(i);
+    return pages[i];
   }
   // Evicts least recently used pages, never `keep` (the page in use), until the sectors fit.
   void evict(uint32_t keep) {

@@ -170,7 +170,10 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
   note_remote_access(*target, what);
   const uint32_t off = bar & kOffsetMask;
   auto carried = std::make_shared<const HbClock>(hb_release(f));  // released when issued
-  AsyncOp op{[target, off, bar, bytes, expect_tx, by, carried] {
+  f.remote_arrives_pending++;
+  Fiber* issuer = &f;  // lives as long as its cluster, which holds the target
+  AsyncOp op{[target, off, bar, bytes, expect_tx, by, carried, issuer] {
+               issuer->remote_arrives_pending--;
                Mbar& tb = target->mbars.find(off)->second;
                if (expect_tx) mbar_add_tx(tb, bar, int64_t(bytes), by);
                mbar_do_arrive(tb, bar, 1, by, carried.get());

@@ -97,7 +97,7 @@ void check_no_mbarrier_in(Cta& cta, uint32_t addr, uint32_t bytes, const char* w
 
 uint8_t* dynamic_smem() { return me().cta->smem; }
 
-void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc at) {
+void check_vector_access(const void* p, uint32_t bytes, bool store, const char* what, SrcLoc at) {
   tick(at);
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   if (a % bytes != 0)
@@ -110,7 +110,7 @@ void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc
   if (q < f.cta->smem || q >= f.cta->smem + f.cta->smem_bytes + 1024) {  // global, not this CTA's shared memory
     check_global_range(p, bytes, what);  // inside an allocation (global_memory.cpp)
     if (timed()) {  // through the SM's path to L2
-      if (strstr(what, "store") != nullptr) model_global_store(f, p, bytes);
+      if (store) model_global_store(f, p, bytes);
       else model_global_access(f, bytes, false);
     }
   }

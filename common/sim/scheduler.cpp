@@ -111,7 +111,7 @@ void tick(SrcLoc at) {
 void tick_unsettled(SrcLoc at) {
   Fiber& f = me();
   f.at = at;
-  g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+  heartbeat();
   if (++g_stats.instructions > g_options.instruction_budget)
     fail_here("livelock (instruction budget exhausted)",
               "the launch executed more than " + std::to_string(g_options.instruction_budget) +
@@ -586,11 +586,11 @@ void run_grid(Scheduler& s) {
       }
       op.run();
       if (s.failed) throw SimError(s.error);
-      g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+      heartbeat();
       continue;
     }
     Fiber* f = s.runnable[s.rng.below(s.runnable.size())];
-    g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+    heartbeat();
     switch_to(s, f);
   }
 }

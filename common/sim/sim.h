@@ -50,7 +50,7 @@ void tcgen05_fence_after(SrcLoc at);   // tcgen05.fence::after_thread_sync: chec
 // ---- vector memory access (global or shared, through a generic pointer)
 // A vector access of `bytes` (8 or 16) at `p`: must be aligned to its size (PTX ISA §5.4.2, a
 // misaligned vector access is a fault on the GPU).
-void check_vector_access(const void* p, uint32_t bytes, const char* what, SrcLoc at);
+void check_vector_access(const void* p, uint32_t bytes, bool store, const char* what, SrcLoc at);
 
 // ---- clusters
 uint32_t cluster_ctarank(SrcLoc at);

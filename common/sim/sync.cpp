@@ -30,6 +30,7 @@
 // bar.sync, __syncwarp, the cluster barrier and the mbarriers carry the happens-before clocks
 // (happens_before.h): an arrival releases, a completed wait acquires.
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <tuple>
 
@@ -82,15 +83,16 @@ void check_fence_before(const char* what) {
 void tcgen05_op(const char* what) {
   Fiber& f = me();
   if (f.sync_pending_fence) {
-    const std::string op = what;
-    if (op == "tcgen05.mma" || op == "tcgen05.cp")
+    if (!std::strcmp(what, "tcgen05.mma") || !std::strcmp(what, "tcgen05.cp"))
       fail_here("missing tcgen05.fence::after_thread_sync",
-                op + " follows " + f.sync_pending_fence + " at " + loc(f.sync_at) +
+                std::string(what) + " follows " + f.sync_pending_fence + " at " + loc(f.sync_at) +
                     " with no tcgen05.fence::after_thread_sync in between, so it is not ordered after that "
                     "synchronisation and may act on stale data (PTX ISA §9.7.16.6.4): it reads shared memory, "
                     "which that synchronisation may be what published (a TMA's bytes, other threads' stores)");
     static std::set<std::tuple<const char*, int, const char*, int>> noted;  // once per pair of places
-    if (noted.insert({f.at.file, f.at.line, f.sync_at.file, f.sync_at.line}).second)
+    static std::tuple<const char*, int, const char*, int> last;            // the last pair: no look-up
+    const auto here = std::make_tuple(f.at.file, f.at.line, f.sync_at.file, f.sync_at.line);
+    if (here != last && (last = here, noted.insert(here).second))
       std::fprintf(stderr,
                    "note: %s at %s follows %s at %s with no tcgen05.fence::after_thread_sync in between: allowed "
                    "while it depends only on what an earlier fenced synchronisation ordered (checked; PTX ISA "
@@ -174,7 +176,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   const char* what = nthreads == 0 && id == 0 ? kSyncthreadsOp : "bar.sync";
   converge_aligned(what);  // bar.sync is barrier.sync.aligned: the whole warp, together
   check_fence_before(what);
-  b.hb_acc.join(hb_release(f));
+  hb_release_join(b.hb_acc, b.hb_bases, f);
   b.expected = expected;
   b.arrived++;
   // __syncthreads (count 0): threads that already exited count as arrived.
@@ -184,6 +186,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
     b.generation++;
     b.hb_done = std::move(b.hb_acc);
     b.hb_acc.clear();
+    for (HbClock& base : b.hb_bases) base.clear();
     notify(b.waiters);
     hb_acquire(f, b.hb_done);
     note_thread_sync(what, at);
@@ -213,13 +216,9 @@ void syncwarp(SrcLoc at) {
   check_fence_before("__syncwarp");
   Fiber* self = &me();
   collective("__syncwarp", self, [](Collective& c) {  // every lane acquires what every lane released
-    HbClock all;
-    for (void* d : c.data)
-      if (d) all.join(hb_release(*static_cast<Fiber*>(d)));
-    // Acquiring: each lane's clock joined with `all`, which already holds it (the lane's clock is
-    // one of those joined, with the same agents or fewer), so the join is `all` itself: a copy.
-    for (void* d : c.data)
-      if (d) static_cast<Fiber*>(d)->hb = all;
+    std::array<Fiber*, 32> lanes{};
+    for (size_t i = 0; i < lanes.size(); ++i) lanes[i] = static_cast<Fiber*>(c.data[i]);
+    hb_exchange(lanes.data(), lanes.size());
   });
   note_thread_sync("__syncwarp", at);
 }
@@ -271,7 +270,7 @@ void cluster_arrive(bool release, SrcLoc at) {
     // Release orders this thread's earlier remote arrivals before the arrive, so they have
     // landed by the time anyone's matching wait returns: complete them now (in issue order).
     auto& ops = g_sched->async_ops;
-    for (size_t i = 0; i < ops.size();) {
+    for (size_t i = 0; f.remote_arrives_pending && i < ops.size();) {
       if (ops[i].remote_arrive && ops[i].issuer == &f) {
         AsyncOp op = std::move(ops[i]);
         ops.erase(ops.begin() + long(i));

@@ -83,7 +83,7 @@ void drop_stale_events(Scheduler& s) {
 void begin_thread_event(Scheduler& s, const Scheduler::Event& e) {
   s.now = std::max(s.now, e.t);
   s.end = std::max(s.end, s.now);
-  g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+  heartbeat();
   drop_stale_events(s);
   s.horizon = (s.events.empty() ? e.f->t : std::max(e.f->t, s.events.front().t)) + kLookaheadNs;
   if (!s.events.empty() && s.events.front().kind == 0) {
@@ -127,7 +127,7 @@ void run_grid_timed(Scheduler& s) {
     }
     s.now = std::max(s.now, e.t);
     s.end = std::max(s.end, s.now);
-    g_heartbeat.fetch_add(1, std::memory_order_relaxed);
+    heartbeat();
     {
       AsyncOp op;
       if (e.kind == 2) {

@@ -347,8 +347,9 @@ void model_thread_exit(Fiber& f) {
 
 void model_release_membar(Fiber& f) {
   double drain = std::max(f.store_drain, f.dsmem_drain);  // its remote shared stores too
-  for (const Fiber* g : f.cta->fibers)
-    if (g->warp == f.warp) drain = std::max(drain, g->store_drain);
+  const auto& fibers = f.cta->fibers;  // in thread order: the warp's lanes are 32 consecutive ones
+  for (size_t i = size_t(f.warp) * 32, end = std::min(fibers.size(), i + 32); i < end; ++i)
+    drain = std::max(drain, fibers[i]->store_drain);
   const double until = std::max(drain, f.t) + cyc(p(kReleaseMembarCycles));
   if (until > f.t) model_spend(f, until - f.t);
 }

@@ -105,10 +105,11 @@ namespace detail {
 // that fence is ordered before the running thread's issue.
 void check_async_proxy_read(Cta& cta, uint32_t a, const char* what) {
   Fiber& f = me();
-  const bool store = strstr(what, "store") != nullptr;
-  const std::string op = store ? "store" : "copy";
   SmemChunk& ch = chunk_at(cta, a);
   if (!ch.writer) return;  // never written by a generic store (e.g. a TMA load put it there)
+  if (ch.fenced && hb_ordered(f, ch.fenced)) return;  // the common case: checked per 16 bytes
+  const bool store = strstr(what, "store") != nullptr;
+  const std::string op = store ? "store" : "copy";
   if (!ch.fenced)
     fail_here("missing fence.proxy.async",
               std::string(what) + " reads shared memory at " + hex(a) + ", which " + who(*ch.writer) + " wrote at " +

@@ -6,6 +6,8 @@
 // launch) fails the second case: the second sweep would read nothing from HBM.
 #include <doctest/doctest.h>
 
+#include <unordered_map>
+
 #include "../../common/sim/l2_cache.h"
 
 namespace {
@@ -64,4 +66,28 @@ TEST_CASE("L2 model: a page holds only the sectors read; a partial row costs its
   c.sectors(4096, 128, &total, &fresh);  // the line: 3 more sectors
   CHECK(fresh == 96);
   CHECK(c.resident == 128);
+}
+
+TEST_CASE("L2 model: the page index agrees with a std::unordered_map through insertions and erasures") {
+  // Linear probing with backward-shift erasure: an erasure that left a hole before an entry whose
+  // probe passed it would lose that entry (find_or_add would report it fresh).
+  tcsim::detail::PageIndex idx;
+  std::unordered_map<uint64_t, uint32_t> ref;
+  uint64_t x = 12345;
+  for (int step = 0; step < 200000; ++step) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const uint64_t page = (x >> 33) % 20000;  // collisions and wrap-around in a table of 4096+
+    if ((x >> 20) % 3 == 0) {
+      idx.erase(page);
+      ref.erase(page);
+    } else {
+      bool fresh = false;
+      uint32_t* v = idx.find_or_add(page, &fresh);
+      const bool ref_fresh = ref.count(page) == 0;
+      REQUIRE(fresh == ref_fresh);
+      if (fresh) *v = uint32_t(step), ref[page] = uint32_t(step);
+      else REQUIRE(*v == ref[page]);
+    }
+    REQUIRE(idx.count == ref.size());
+  }
 }

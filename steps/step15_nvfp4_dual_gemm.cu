@@ -85,7 +85,9 @@ struct Cfg {
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
   // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN), into a ring of SF_SLOTS
   // slots of its own, freed after the second stage's MMAs; else a stage's scales are in its slot.
-  static constexpr int SF_SPAN = PAIR ? 2 : 1, SF_SLOTS = 3;
+  // A use is loaded a use ahead (the producer), so the slots must outlast the data ring: 2 SF_SLOTS
+  // >= NUM_STAGES + 3, 3 slots for 2 or 3 stages, 4 for KT 1's 5 (either way the stages' count holds).
+  static constexpr int SF_SPAN = PAIR ? 2 : 1, SF_SLOTS = KT == 1 ? 4 : 3;
   static constexpr uint32_t SF_SLOT_BYTES = SF_SPAN * SF_STAGE_BYTES;
   static constexpr uint32_t SF_RING_BYTES = SF_SPAN == 2 ? SF_SLOTS * 3 * SF_SLOT_BYTES : 0;
   static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + (SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0);
@@ -152,7 +154,7 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
                                           int k, int splits, const TraceBuf& trace_buf) {
   using L = Cfg<BN, PAIR, KT_PER_STAGE>;
   constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
-  constexpr uint32_t KSTEPS_PER_STAGE = L::KSTEPS_PER_STAGE, SF_STAGE_BYTES = L::SF_STAGE_BYTES,
+  constexpr uint32_t KSTEPS_PER_STAGE = L::KSTEPS_PER_STAGE,
                      SF_TMEM_STAGE_COLS = L::SF_TMEM_STAGE_COLS, A_STAGE_BYTES = L::A_STAGE_BYTES;
   PhaseTrace<kTrace> trace(trace_buf);
   trace.begin(Phase::kSetup);
@@ -248,10 +250,8 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
           // both CTAs' bytes. The scales come as tensor boxes of a whole stage's 8 atoms (the tail
           // stage reads atoms it does not use: full boxes, full byte counts).
           const uint32_t full_bar = mapa_shared_cluster(tma_full_bar(s), leader);
-          constexpr uint32_t sf_in_stage = L::SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0;
           if (half == 0)
-            mbarrier_arrive_expect_tx(tma_full_bar(s),
-                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage));
+            mbarrier_arrive_expect_tx(tma_full_bar(s), 2 * uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES));
           if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {
             tma_load_3d_2sm(a_tile(s), &maps.a3, 0, m0, kt0, full_bar);
             tma_load_3d_2sm(b1_tile(s), &maps.b1_3d, 0, b_row0, kt0, full_bar);
@@ -263,18 +263,21 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
               tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &maps.b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
             }
           }
-          const int steps_k = k / MMA_K, ks0 = kt0 * KSTEPS;  // atoms per row block; this stage's first
-          const int u = i / L::SF_SPAN, sf_slot = sf_slot_of(i);
-          uint32_t sf_bar = full_bar;
-          if constexpr (L::SF_SPAN == 2) {  // the first stage of a slot use brings both stages' atoms
-            if (i % 2) { if (s == NUM_STAGES - 1) empty_parity ^= 1; continue; }  // the stage before brought them
+          // The scale ring: slot use u's one copy per operand brings stages 2u and 2u + 1's atoms. It
+          // is issued a use AHEAD, after stage 2u - 2's boxes, so that no stage's MMAs wait for scales
+          // queued behind its own boxes on the TMA unit (uses 0 and 1 after stages 0 and 1's).
+          static_assert(L::SF_SPAN == 2 && 2 * L::SF_SLOTS >= NUM_STAGES + 3, "a use ahead waits for no later MMAs than the data ring's");
+          const int steps_k = k / MMA_K;  // atoms per row block
+          if (const int u = i < 2 ? i : i % 2 ? -1 : i / 2 + 1; u >= 0 && u < sf_uses) {
+            const int sf_slot = u % L::SF_SLOTS, ks0 = (kt_begin + 2 * u * KT_PER_STAGE) * KSTEPS;
+            // Slot u held use u - SF_SLOTS, freed after stage 2u + 1 - 2 SF_SLOTS <= i - NUM_STAGES: no later wait.
             if (u >= L::SF_SLOTS) mbarrier_wait_parity(sf_empty_bar(sf_slot), uint32_t(u / L::SF_SLOTS - 1) & 1);
             if (half == 0) mbarrier_arrive_expect_tx(sf_full_bar(sf_slot), 2 * 3 * L::SF_SLOT_BYTES);
-            sf_bar = mapa_shared_cluster(sf_full_bar(sf_slot), leader);
+            const uint32_t sf_bar = mapa_shared_cluster(sf_full_bar(sf_slot), leader);
+            tma_load_2d_2sm(sfa_tile(sf_slot), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), sf_bar);
+            tma_load_2d_2sm(sfb1_tile(sf_slot), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
+            tma_load_2d_2sm(sfb2_tile(sf_slot), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
           }
-          tma_load_2d_2sm(sfa_tile(sf_slot), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), sf_bar);
-          tma_load_2d_2sm(sfb1_tile(sf_slot), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
-          tma_load_2d_2sm(sfb2_tile(sf_slot), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
           if (s == NUM_STAGES - 1) empty_parity ^= 1;
           continue;
         }
@@ -509,16 +512,16 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
   // order of execution matters (every owner waited for its copies before arriving): relaxed too.
   trace.begin(Phase::kTeardown);
   // PAIR: the leader's MMAs write the peer's TMEM, so neither frees the pair's allocation (one warp
-  // of each CTA, .cta_group::2) before both are done with it.
+  // of each CTA, .cta_group::2) before both are done with it, and no CTA exits before the accesses
+  // the other made into it: those warps (the MMA warp's MMAs and commits, the producer's copies
+  // completing on the leader's barriers) arrive RELEASING, long before the epilogue is done; the
+  // epilogue warps reach only into their own CTA and arrive relaxed, so the releasing arrive's
+  // membar (~0.3 us) is not on the kernel's last path.
   tcgen05_fence_before_thread_sync();
-  if (PAIR) {
-    cluster_sync();  // releasing: the leader's MMAs reached into the peer, whose exit must follow them
-  } else if (splits > 1) {
-    cluster_arrive_relaxed();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
+  if (PAIR && warp < 2) cluster_arrive_release();
+  else if (PAIR || splits > 1) cluster_arrive_relaxed();
+  if (PAIR || splits > 1) cluster_wait();
+  else __syncthreads();
   tcgen05_fence_after_thread_sync();
   if (warp == 1) {
     if constexpr (PAIR) tmem_dealloc_2sm(tmem_accum, TMEM_COLS);

@@ -194,8 +194,8 @@ KNOBS="TCG_STEP15_CTA_GROUP=1" ARGS=$S15_ARGS case_ s15-epilogue-before-second-p
 # boxes still in flight, and the pair MMA reads the peer's shared memory a copy is still writing.
 KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64" ARGS="--m 256 --n 128 --k 4160 --inputs integer --sim-sms 4" \
   case_ s15-pair-leader-expects-own-bytes $S15 "wrong" \
-  '                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage));' \
-  '                                      uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage);  // "my boxes"'
+  '            mbarrier_arrive_expect_tx(tma_full_bar(s), 2 * uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES));' \
+  '            mbarrier_arrive_expect_tx(tma_full_bar(s), uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES));  // "my boxes"'
 # Stages of one k-tile (pairs of BLOCK_N 128): the host's 3-D tensor maps must have the kernel's
 # k-tiles per stage as their box depth; maps made for the usual two land each box's second k-tile
 # past its slot, over the next stage's A (copies in flight with overlapping destinations) or onto
@@ -210,6 +210,12 @@ KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1" 
   case_ s15-scales-read-before-their-copy-lands $S15 "every:diag:tcgen05.cp" \
   '        if (L::SF_SPAN == 2 && i % 2 == 0) mbarrier_wait_parity(sf_full_bar(sf_slot), uint32_t(u / L::SF_SLOTS) & 1);' \
   '        (void)u;  // "the stage'"'"'s barrier covers its scales"'
+# A pair's teardown: the warps that reach into the other CTA (the leader's MMAs and commits, the
+# copies completing on the leader's barriers) must arrive releasing; with every warp relaxed, no
+# thread of the peer is ordered after the leader's MMAs when it exits.
+KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64" ARGS="--m 256 --n 128 --k 4160 --inputs integer --sim-sms 4" \
+  case_ s15-pair-teardown-all-relaxed $S15 "every:diag:CTA exited while its cluster peer can still reach it" \
+  '  if (PAIR && warp < 2) cluster_arrive_release();' '  if (false) cluster_arrive_release();  // "the membar is too slow for anyone"'
 KNOBS="TCG_STEP15_CTA_GROUP=1" ARGS=$S15_ARGS case_ s15-slot-freed-after-first-product $S15 "diag:(operand A) issued by" \
   '            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);' '' \

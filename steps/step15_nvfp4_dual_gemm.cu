@@ -19,8 +19,9 @@
 //     its rows and SFB of all the tile's rows, through .cta_group::2 tensor copies completing on the
 //     leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and commits
 //     go to both CTAs. The scales come from a ring of their own, one copy per operand for two
-//     stages (SF_SPAN). A stage is 64 KiB at BLOCK_N 128 (2 stages) and 48 at 64 (3); pairs of
-//     BLOCK_N 128 also run stages of ONE k-tile (KT 1: 32 KiB, 5 stages).
+//     stages (SF_SPAN), a slot use AHEAD of them. A stage is 64 KiB at BLOCK_N 128 (2 stages), 48
+//     at 64 (3); pairs of BLOCK_N 128 also run stages of ONE k-tile (KT 1: 32 KiB, 5 stages). At
+//     the end only the warps that reached into the other CTA arrive releasing (its membar is slow).
 //
 // PLAN (common/nvfp4_plan.cpp, b_operands = 2; the run prints it): BLOCK_N, S, the CTA group and
 //   the k-tiles per stage with the least estimate. The ranked shapes take pairs, S 1: BLOCK_N 64 at
@@ -83,10 +84,9 @@ struct Cfg {
   static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
   static constexpr uint32_t B_STAGE_BYTES = KT * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
-  // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN), into a ring of SF_SLOTS
-  // slots of its own, freed after the second stage's MMAs; else a stage's scales are in its slot.
-  // A use is loaded a use ahead (the producer), so the slots must outlast the data ring: 2 SF_SLOTS
-  // >= NUM_STAGES + 3, 3 slots for 2 or 3 stages, 4 for KT 1's 5 (either way the stages' count holds).
+  // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN) a slot use ahead (the
+  // producer) into a ring of SF_SLOTS slots of its own, freed after the second stage's MMAs: 2 SF_SLOTS
+  // >= NUM_STAGES + 3 (3 slots for 2 or 3 stages, 4 for KT 1's 5); else a stage's scales are in its slot.
   static constexpr int SF_SPAN = PAIR ? 2 : 1, SF_SLOTS = KT == 1 ? 4 : 3;
   static constexpr uint32_t SF_SLOT_BYTES = SF_SPAN * SF_STAGE_BYTES;
   static constexpr uint32_t SF_RING_BYTES = SF_SPAN == 2 ? SF_SLOTS * 3 * SF_SLOT_BYTES : 0;
@@ -267,9 +267,8 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
           // is issued a use AHEAD, after stage 2u - 2's boxes, so that no stage's MMAs wait for scales
           // queued behind its own boxes on the TMA unit (uses 0 and 1 after stages 0 and 1's).
           static_assert(L::SF_SPAN == 2 && 2 * L::SF_SLOTS >= NUM_STAGES + 3, "a use ahead waits for no later MMAs than the data ring's");
-          const int steps_k = k / MMA_K;  // atoms per row block
           if (const int u = i < 2 ? i : i % 2 ? -1 : i / 2 + 1; u >= 0 && u < sf_uses) {
-            const int sf_slot = u % L::SF_SLOTS, ks0 = (kt_begin + 2 * u * KT_PER_STAGE) * KSTEPS;
+            const int steps_k = k / MMA_K, ks0 = (kt_begin + 2 * u * KT_PER_STAGE) * KSTEPS, sf_slot = u % L::SF_SLOTS;  // atoms per row block, the use's first
             // Slot u held use u - SF_SLOTS, freed after stage 2u + 1 - 2 SF_SLOTS <= i - NUM_STAGES: no later wait.
             if (u >= L::SF_SLOTS) mbarrier_wait_parity(sf_empty_bar(sf_slot), uint32_t(u / L::SF_SLOTS - 1) & 1);
             if (half == 0) mbarrier_arrive_expect_tx(sf_full_bar(sf_slot), 2 * 3 * L::SF_SLOT_BYTES);
@@ -511,12 +510,10 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
   // peer's copy reads or writes) before every receive barrier of the cluster has completed. Only the
   // order of execution matters (every owner waited for its copies before arriving): relaxed too.
   trace.begin(Phase::kTeardown);
-  // PAIR: the leader's MMAs write the peer's TMEM, so neither frees the pair's allocation (one warp
-  // of each CTA, .cta_group::2) before both are done with it, and no CTA exits before the accesses
-  // the other made into it: those warps (the MMA warp's MMAs and commits, the producer's copies
-  // completing on the leader's barriers) arrive RELEASING, long before the epilogue is done; the
-  // epilogue warps reach only into their own CTA and arrive relaxed, so the releasing arrive's
-  // membar (~0.3 us) is not on the kernel's last path.
+  // PAIR: neither CTA frees the pair's TMEM (one warp of each, .cta_group::2) or exits before the
+  // other's accesses into it: the warps that made them (MMAs and commits; copies completing on the
+  // leader's barriers) arrive RELEASING, long before the epilogue, whose warps reach only into their
+  // own CTA and arrive relaxed: the releasing arrive's membar (~0.3 us) is off the kernel's last path.
   tcgen05_fence_before_thread_sync();
   if (PAIR && warp < 2) cluster_arrive_release();
   else if (PAIR || splits > 1) cluster_arrive_relaxed();

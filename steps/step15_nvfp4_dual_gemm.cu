@@ -85,7 +85,7 @@ struct Cfg {
   static constexpr uint32_t A_STAGE_BYTES = KT * A_KTILE_BYTES;                      // 32 KiB (KT 1: 16)
   static constexpr bool FUSED = PAIR && BN == 128;
   static constexpr int B_ROWS = PAIR && !FUSED ? BN / 2 : BN, B_RINGS = FUSED ? 1 : 2;  // rows a CTA loads; B1 / B2 rings
-  static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
+  static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 16 fused, or 4)
   static constexpr uint32_t B_STAGE_BYTES = KT * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
   // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN) a slot use ahead (the

@@ -8,7 +8,8 @@
 //              stage are issued by one CTA of MC for all of them and land in the others at the
 //              model's receiver's share of a box: each SM pays (1 + (MC - 1) x share) / MC of them.
 //              The ring paces it when that is slower: a slot comes back a TMA latency + one box +
-//              its stage + its MMAs after it was freed, so the stages give one stage per that / depth.
+//              its stage + its MMAs after it was freed, so the stages give one stage per that / depth
+//              (a pair's scales, loaded a slot use ahead, are not in that round trip: its boxes are).
 //   the last stage's MMAs (issue interval per N, or the operand bytes at the shared-memory read rate);
 //   the reduction (S > 1): through a workspace (steps 10, 11), on the reducing SM its own partial out,
 //              the counter's atomic and S - 1 partials in, at one SM's store rate; in a cluster
@@ -20,7 +21,9 @@
 // A 2-SM pair plan (PlanRules::pair_stages_*): B1 and B2 boxes of half the tile's rows per SM (the
 // scales whole), the MMAs' shared-memory reads of 128 + BLOCK_N / 2 rows, the pair's ring depth, and
 // the cluster barrier after the barrier inits, one scale copy per operand for two stages (half a
-// copy a stage); 256-row tiles, two CTAs each. With stages of one k-tile
+// copy a stage), issued a slot use ahead (out of the ring's round trip); 256-row tiles, two CTAs each.
+// Pairs of BLOCK_N 128 may fuse the two products' MMAs (PlanRules::pair_fused_n128): one B box per SM
+// a k-tile, one MMA of N = 256 a k-step. With stages of one k-tile
 // (PlanRules::pair_one_ktile_stages_n128) a stage is half the bytes, and the ring that deeper.
 // The estimate is waves x that, the waves being the clusters that fit at once (resident_ctas). A
 // split must fit one wave unless forced (a second wave never paid); the least estimate wins, ties
@@ -87,22 +90,27 @@ struct Estimate {
   int g = 1;  // the MMA's CTA group: 2 for a pair plan
   int per = r.k_tiles_per_stage, depth = 0;  // k-tiles per stage; the ring's depth if not the rules'
   double sf_copies = 1;  // scale copies per operand a stage: 1, or 1/2 where one copy brings two stages'
-  double stage_ns(int bn, int kts, int mc) const {
-    const double copies = (1 + sf_copies) * c.copy_ns;  // the operand's box and its scales' share of a copy
-    const double own = r.b_operands * (copies + kts * double(bn / g * 128 + kKTileBytesSf) / c.tma_bytes_per_ns);
-    const double a = copies + kts * double(kKTileBytesA + kKTileBytesSf) / c.tma_bytes_per_ns;
+  bool sf_ahead = false;  // the scales come a slot use ahead of their stage (pairs): not in its round trip
+  bool fused = false;     // one MMA of N = 2 BLOCK_N over B1 and B2 (PlanRules::pair_fused_n128): one B box
+  // With `scales` false, the stage's boxes alone.
+  double stage_ns(int bn, int kts, int mc, bool scales = true) const {
+    const double sf = scales ? 1 : 0, sf_copy = sf * sf_copies * c.copy_ns;  // the scales' share of a copy
+    const double own = (fused ? 1 : r.b_operands) * c.copy_ns +
+                       r.b_operands * (sf_copy + kts * (bn / g * 128 + sf * kKTileBytesSf) / c.tma_bytes_per_ns);
+    const double a = c.copy_ns + sf_copy + kts * (kKTileBytesA + sf * kKTileBytesSf) / c.tma_bytes_per_ns;
     return own + a * (1 + (mc - 1) * c.receive_share) / mc;
   }
-  // The MMAs of a full stage, after its copies have landed.
+  // The MMAs of a full stage, after its copies have landed: per k-step one MMA per B operand, or one of both.
   double drain_ns(int bn) const {
-    const double one = std::max(bn * c.mma_ns_per_n, (kBlockM + bn / g) * 32 / c.mma_operand_bytes_per_ns);
-    return per * kKStepsPerKTile * r.b_operands * one;
+    const int mma_n = fused ? r.b_operands * bn : bn, mmas = fused ? 1 : r.b_operands;
+    const double one = std::max(mma_n * c.mma_ns_per_n, (kBlockM + mma_n / g) * 32 / c.mma_operand_bytes_per_ns);
+    return per * kKStepsPerKTile * mmas * one;
   }
   double period_ns(int bn, int mc) const {
     const double stage = stage_ns(bn, per, mc);
     const int d = depth ? depth : g == 2 ? (bn == 64 ? r.pair_stages_n64 : r.pair_stages_n128)
                                          : (bn == 64 ? r.stages_n64 : r.stages_n128);
-    return std::max(stage, (c.tma_latency_ns + c.copy_ns + stage + drain_ns(bn)) / d);
+    return std::max(stage, (c.tma_latency_ns + c.copy_ns + stage_ns(bn, per, mc, !sf_ahead) + drain_ns(bn)) / d);
   }
   double stream_ns(int bn, int kts, int mc) const {
     return kts / per * period_ns(bn, mc) + (kts % per ? stage_ns(bn, kts % per, mc) : 0.0);
@@ -197,7 +205,8 @@ Plan plan(const PlanRules& rules, int m, int n, int k, int sms, const Forced& fo
         }
         Estimate est{rules, costs};
         est.g = g;
-        if (g == 2) est.sf_copies = 0.5;  // a pair's scale copy brings two stages' atoms
+        if (g == 2) est.sf_copies = 0.5, est.sf_ahead = true;  // a pair's scale copy brings two stages' atoms, a use ahead
+        est.fused = g == 2 && bn == 128 && rules.pair_fused_n128;
         if (one_kt) est.per = 1, est.depth = rules.pair_one_ktile_stages_n128;
         Plan p;
         p.block_n = bn, p.splits = s, p.mc = mc, p.k_tiles = k_tiles, p.cta_group = g, p.one_ktile_stages = one_kt;

@@ -43,6 +43,9 @@ struct PlanRules {
   // Pair plans of BLOCK_N 128 with stages of ONE k-tile (step 15: half the bytes a stage, so a
   // deeper ring): the ring's depth; 0: none. A pair's scale copy brings two stages' atoms.
   int pair_one_ktile_stages_n128 = 0;
+  // Pairs of BLOCK_N 128 issue ONE MMA of N = 256 a k-step over [B1; B2] (step 15: the even CTA
+  // loads B1's 128 rows, the odd B2's): one B box a k-tile per SM instead of two.
+  bool pair_fused_n128 = false;
 };
 
 // Knobs a run forces; 0: the planner's choice.

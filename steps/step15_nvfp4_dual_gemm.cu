@@ -15,12 +15,13 @@
 //     a quarter is exchanged with both accumulators' rows. The epilogue sums x and y in split order,
 //     C = silu(x) * y in FP32 (expf, a division), FP16, step 12's TMA stores.
 //   * A 2-SM form (PAIR, S 1): a cluster of 2 computes a 256-row tile with tcgen05.mma.cta_group::2
-//     issued by the even CTA; each CTA loads its 128 rows of A, half the rows of B1 and B2, SFA of
-//     its rows and SFB of all the tile's rows, through .cta_group::2 tensor copies completing on the
-//     leader's barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, and commits
-//     go to both CTAs. The scales come from a ring of their own, one copy per operand for two
-//     stages (SF_SPAN). A stage is 64 KiB at BLOCK_N 128 (2 stages) and 48 at 64 (3); pairs of
-//     BLOCK_N 128 also run stages of ONE k-tile (KT 1: 32 KiB, 5 stages).
+//     issued by the even CTA; each CTA loads its 128 rows of A, half the rows of B1 and B2 (at
+//     BLOCK_N 128 the even CTA B1's, the odd B2's, for ONE MMA of N 256 a k-step), SFA of its rows
+//     and SFB of all the tile's, through .cta_group::2 tensor copies completing on the leader's
+//     barrier; tcgen05.cp.cta_group::2 puts each CTA's atoms in its own TMEM, commits go to both.
+//     The scales come from a ring of their own, one copy per operand for two stages (SF_SPAN), a
+//     slot use AHEAD. A stage is 64 KiB at BLOCK_N 128 (2 stages), 48 at 64 (3), or of ONE k-tile at
+//     128 (KT 1: 32 KiB, 5). At the end only the warps that reached into the other CTA arrive releasing.
 //
 // PLAN (common/nvfp4_plan.cpp, b_operands = 2; the run prints it): BLOCK_N, S, the CTA group and
 //   the k-tiles per stage with the least estimate. The ranked shapes take pairs, S 1: BLOCK_N 64 at
@@ -71,6 +72,9 @@ constexpr uint32_t SBO_SF = 128;
 // and the MMA reads its half, TMEM columns +2 for the odd 64-row half (the layout puts row r of
 // an atom in column r / 32: rows 64-127 are columns 2 and 3).
 // PAIR: the 2-SM form (header): BN / 2 rows of B1 and B2 per CTA, the scales of all BN rows of B.
+// FUSED (pairs of BN 128): ONE MMA of N = 256 over [B1; B2] a k-step, the even CTA holding B1's 128
+// rows, the odd B2's (a pair MMA takes B's first N / 2 rows from the even CTA): a box a k-tile fewer;
+// D is x then y as before, and SFB1's atom then SFB2's (adjacent in TMEM) are its 256 rows' scales.
 // KT: k-tiles per stage; 1 halves a stage (pairs of BLOCK_N 128: 5 of 32 KiB beside the scale ring).
 template <int BN, bool PAIR = false, int KT = KT_PER_STAGE>
 struct Cfg {
@@ -79,16 +83,18 @@ struct Cfg {
   static constexpr uint32_t SF_STAGE_BYTES = KSTEPS_PER_STAGE * kSfAtomBytes;        // one 128-row atom per k-step
   static constexpr uint32_t SF_TMEM_STAGE_COLS = KSTEPS_PER_STAGE * 3 * SF_COLS_PER_KSTEP;  // 96: SFA, SFB1, SFB2
   static constexpr uint32_t A_STAGE_BYTES = KT * A_KTILE_BYTES;                      // 32 KiB (KT 1: 16)
-  static constexpr int B_ROWS = PAIR ? BN / 2 : BN;                      // rows of B1 / B2 this CTA loads
-  static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 8 or 4)
+  static constexpr bool FUSED = PAIR && BN == 128;
+  static constexpr int B_ROWS = PAIR && !FUSED ? BN / 2 : BN, B_RINGS = FUSED ? 1 : 2;  // rows a CTA loads; B1 / B2 rings
+  static constexpr uint32_t B_KTILE_BYTES = B_ROWS * BLOCK_K / 2;       // 16 or 8 KiB (pair: 16 fused, or 4)
   static constexpr uint32_t B_STAGE_BYTES = KT * B_KTILE_BYTES;
   // A once, B1 and B2, and the three operands' scales: 108 or 76 KiB.
-  // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN), into a ring of SF_SLOTS
-  // slots of its own, freed after the second stage's MMAs; else a stage's scales are in its slot.
-  static constexpr int SF_SPAN = PAIR ? 2 : 1, SF_SLOTS = 3;
+  // PAIR: one scale copy per operand brings two stages' atoms (SF_SPAN) a slot use ahead (the
+  // producer) into a ring of SF_SLOTS slots of its own, freed after the second stage's MMAs: 2 SF_SLOTS
+  // >= NUM_STAGES + 3 (3 slots for 2 or 3 stages, 4 for KT 1's 5); else a stage's scales are in its slot.
+  static constexpr int SF_SPAN = PAIR ? 2 : 1, SF_SLOTS = KT == 1 ? 4 : 3;
   static constexpr uint32_t SF_SLOT_BYTES = SF_SPAN * SF_STAGE_BYTES;
   static constexpr uint32_t SF_RING_BYTES = SF_SPAN == 2 ? SF_SLOTS * 3 * SF_SLOT_BYTES : 0;
-  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + 2 * B_STAGE_BYTES + (SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0);
+  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_RINGS * B_STAGE_BYTES + (SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0);
   // The two accumulators (2 x BLOCK_N columns), then each stage's scale columns.
   static constexpr uint32_t ACC_COLS = 2 * BN;
   static constexpr int SMEM_STAGES = int((SMEM_LIMIT - kSmemAlignSlack - 1024 - SF_RING_BYTES) / STAGE_BYTES);   // 2 or 2 (pair: 2 or 3)
@@ -97,7 +103,7 @@ struct Cfg {
   static constexpr uint32_t A_TILES = 0;
   static constexpr uint32_t B1_TILES = A_TILES + NUM_STAGES * A_STAGE_BYTES;
   static constexpr uint32_t B2_TILES = B1_TILES + NUM_STAGES * B_STAGE_BYTES;
-  static constexpr uint32_t SFA_TILES = B2_TILES + NUM_STAGES * B_STAGE_BYTES;
+  static constexpr uint32_t SFA_TILES = B2_TILES + (B_RINGS - 1) * NUM_STAGES * B_STAGE_BYTES;
   static constexpr int SF_BUFS = SF_SPAN == 2 ? SF_SLOTS : NUM_STAGES;  // scale slots per operand
   static constexpr uint32_t SFB1_TILES = SFA_TILES + SF_BUFS * SF_SLOT_BYTES;
   static constexpr uint32_t SFB2_TILES = SFB1_TILES + SF_BUFS * SF_SLOT_BYTES;
@@ -118,14 +124,14 @@ struct Cfg {
   static constexpr uint32_t QBUF_END = QBUF + 4 * QUARTER_BYTES;
   static constexpr uint32_t ACC2_COL = BN;  // the second accumulator's first column, right after the first's
   static constexpr uint32_t SF_TMEM_BASE = ACC_COLS;
-  static constexpr uint32_t IDESC = make_idesc_mxf4nvf4(PAIR ? 2 * BLOCK_M : BLOCK_M, BN);
+  static constexpr uint32_t IDESC = make_idesc_mxf4nvf4(PAIR ? 2 * BLOCK_M : BLOCK_M, FUSED ? 2 * BN : BN);
   static_assert(B_KTILE_BYTES % 1024 == 0 && A_KTILE_BYTES % 1024 == 0 && STAGING_BYTES % 1024 == 0,
                 "128B-swizzled tiles must be 1024-byte aligned");
   static_assert(4 * SUBTILES * STAGING_BYTES <= NUM_STAGES * A_STAGE_BYTES && (PAIR || QBUF_END <= TMA_FULL_BARS),
                 "C staging and the quarters' buffers (S = 2; a pair runs S 1) fit in the drained ring");
   static_assert(SMEM_BYTES + kSmemAlignSlack <= SMEM_LIMIT, "exceeds the sm_100 shared-memory limit");
   static_assert(SF_TMEM_BASE + NUM_STAGES * SF_TMEM_STAGE_COLS <= TMEM_COLS, "TMEM columns");
-  static_assert((PAIR ? is_valid_mxf4_shape_cta2(2 * BLOCK_M, BN) : is_valid_mxf4_shape_cta1(BLOCK_M, BN)) &&
+  static_assert((PAIR ? is_valid_mxf4_shape_cta2(2 * BLOCK_M, FUSED ? 2 * BN : BN) : is_valid_mxf4_shape_cta1(BLOCK_M, BN)) &&
                     BN % SUB_N == 0 && BN <= int(kSfAtomRows),
                 "invalid kind::mxf4nvf4 shape, or a tile wider than one scale atom");
 };
@@ -135,9 +141,7 @@ static_assert(Cfg<128>::NUM_STAGES == 2 && Cfg<64>::NUM_STAGES == 2 && Cfg<128, 
 // A quarter's 32 rows x BLOCK_N FP32 in shared memory (send and receive buffers) as 16-byte
 // granules, column group first: granule (g, lane) at 16 * (32 g + lane). A warp's 16-byte store
 // or load of one column group covers 512 contiguous bytes: no bank conflicts.
-__host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32_t lane) {
-  return 16u * (col_group * 32 + lane);
-}
+__host__ __device__ constexpr uint32_t granule_offset(uint32_t col_group, uint32_t lane) { return 16u * (col_group * 32 + lane); }
 // Which rank of the cluster sums quarter q: ranks own 4 / S consecutive quarters (S = 1 or 2).
 __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4; }
 
@@ -145,14 +149,14 @@ __host__ __device__ constexpr int quarter_owner(int q, int s) { return q * s / 4
 // |x|): e^-x overflows to Inf below x = -88.7 and the quotient is then -0, as silu's limit.
 __host__ __device__ inline float silu_f32(float x) { return x / (1.0f + expf(-x)); }
 
-// The kernel for one BLOCK_N; gemm_kernel_n128 / _n64 below are its two entry points.
+// The kernel for one Cfg; the five gemm_kernel_* below are its entry points.
 template <int BN, bool PAIR, int KT_PER_STAGE, bool kTrace>
 __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, const uint8_t* sfa,
                                           const uint8_t* sfb1, const uint8_t* sfb2, __half* c, int m, int n,
                                           int k, int splits, const TraceBuf& trace_buf) {
   using L = Cfg<BN, PAIR, KT_PER_STAGE>;
   constexpr int BLOCK_N = BN, NUM_STAGES = L::NUM_STAGES;
-  constexpr uint32_t KSTEPS_PER_STAGE = L::KSTEPS_PER_STAGE, SF_STAGE_BYTES = L::SF_STAGE_BYTES,
+  constexpr uint32_t KSTEPS_PER_STAGE = L::KSTEPS_PER_STAGE,
                      SF_TMEM_STAGE_COLS = L::SF_TMEM_STAGE_COLS, A_STAGE_BYTES = L::A_STAGE_BYTES;
   PhaseTrace<kTrace> trace(trace_buf);
   trace.begin(Phase::kSetup);
@@ -181,21 +185,16 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
   const int tiles_n = ceil_div(n, BLOCK_N);
   // The S CTAs of a tile are consecutive: one cluster, rank = split (cluster dims (S, 1, 1)). A
   // pair (S = 1) is a cluster of 2: rank `half` takes rows [128 half, +128) of the 256-row tile.
-  const int group = PAIR ? 2 : splits;
-  const int tile = int(blockIdx.x) / group, split = PAIR ? 0 : int(blockIdx.x) % splits;
+  const int group = PAIR ? 2 : splits, tile = int(blockIdx.x) / group, split = PAIR ? 0 : int(blockIdx.x) % splits;
   const uint32_t half = PAIR ? uint32_t(blockIdx.x) % 2 : 0;
   const int m0 = tile / tiles_n * (PAIR ? 2 * BLOCK_M : BLOCK_M) + int(half) * BLOCK_M, n0 = tile % tiles_n * BLOCK_N;
-  const int b_row0 = n0 + int(half) * L::B_ROWS;  // this CTA's first row of B1 and B2
+  const int b_row0 = n0 + (L::FUSED ? 0 : int(half) * L::B_ROWS);  // this CTA's first row of B1 and B2 (FUSED: of B1 or B2)
+  const CUtensorMap *b_map = L::FUSED && half ? &maps.b2 : &maps.b1, *b_map3 = L::FUSED && half ? &maps.b2_3d : &maps.b1_3d;
   constexpr uint32_t leader = 0;  // PAIR: the pair's even CTA, rank 0 of its cluster of 2
 
   if (warp == 1) {
-    if constexpr (PAIR) {
-      tmem_alloc_2sm(smem_base + L::TMEM_SLOT, TMEM_COLS);
-      tmem_relinquish_alloc_permit_2sm();
-    } else {
-      tmem_alloc(smem_base + L::TMEM_SLOT, TMEM_COLS);
-      tmem_relinquish_alloc_permit();
-    }
+    if constexpr (PAIR) { tmem_alloc_2sm(smem_base + L::TMEM_SLOT, TMEM_COLS); tmem_relinquish_alloc_permit_2sm(); }
+    else { tmem_alloc(smem_base + L::TMEM_SLOT, TMEM_COLS); tmem_relinquish_alloc_permit(); }
   } else if (warp == 0 && elect_one_sync()) {
     for (int s = 0; s < NUM_STAGES; ++s) {
       mbarrier_init(tma_full_bar(s), 1);
@@ -248,33 +247,33 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
           // both CTAs' bytes. The scales come as tensor boxes of a whole stage's 8 atoms (the tail
           // stage reads atoms it does not use: full boxes, full byte counts).
           const uint32_t full_bar = mapa_shared_cluster(tma_full_bar(s), leader);
-          constexpr uint32_t sf_in_stage = L::SF_SPAN == 1 ? 3 * SF_STAGE_BYTES : 0;
           if (half == 0)
-            mbarrier_arrive_expect_tx(tma_full_bar(s),
-                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage));
+            mbarrier_arrive_expect_tx(tma_full_bar(s), 2 * uint32_t(kts) * (A_KTILE_BYTES + L::B_RINGS * L::B_KTILE_BYTES));
           if (kts == KT_PER_STAGE && kt0 + kts <= full_k_tiles) {
             tma_load_3d_2sm(a_tile(s), &maps.a3, 0, m0, kt0, full_bar);
-            tma_load_3d_2sm(b1_tile(s), &maps.b1_3d, 0, b_row0, kt0, full_bar);
-            tma_load_3d_2sm(b2_tile(s), &maps.b2_3d, 0, b_row0, kt0, full_bar);
+            tma_load_3d_2sm(b1_tile(s), b_map3, 0, b_row0, kt0, full_bar);
+            if (!L::FUSED) tma_load_3d_2sm(b2_tile(s), &maps.b2_3d, 0, b_row0, kt0, full_bar);
           } else {
             for (int j = 0; j < kts; ++j) {
               tma_load_2d_2sm(a_tile(s) + j * A_KTILE_BYTES, &maps.a, (kt0 + j) * BLOCK_K / 2, m0, full_bar);
-              tma_load_2d_2sm(b1_tile(s) + j * L::B_KTILE_BYTES, &maps.b1, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
-              tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &maps.b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+              tma_load_2d_2sm(b1_tile(s) + j * L::B_KTILE_BYTES, b_map, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
+              if (!L::FUSED) tma_load_2d_2sm(b2_tile(s) + j * L::B_KTILE_BYTES, &maps.b2, (kt0 + j) * BLOCK_K / 2, b_row0, full_bar);
             }
           }
-          const int steps_k = k / MMA_K, ks0 = kt0 * KSTEPS;  // atoms per row block; this stage's first
-          const int u = i / L::SF_SPAN, sf_slot = sf_slot_of(i);
-          uint32_t sf_bar = full_bar;
-          if constexpr (L::SF_SPAN == 2) {  // the first stage of a slot use brings both stages' atoms
-            if (i % 2) { if (s == NUM_STAGES - 1) empty_parity ^= 1; continue; }  // the stage before brought them
+          // The scale ring: slot use u's one copy per operand brings stages 2u and 2u + 1's atoms. It
+          // is issued a use AHEAD, after stage 2u - 2's boxes, so that no stage's MMAs wait for scales
+          // queued behind its own boxes on the TMA unit (uses 0 and 1 after stages 0 and 1's).
+          static_assert(L::SF_SPAN == 2 && 2 * L::SF_SLOTS >= NUM_STAGES + 3, "a use ahead waits for no later MMAs than the data ring's");
+          if (const int u = i < 2 ? i : i % 2 ? -1 : i / 2 + 1; u >= 0 && u < sf_uses) {
+            const int steps_k = k / MMA_K, ks0 = (kt_begin + 2 * u * KT_PER_STAGE) * KSTEPS, sf_slot = u % L::SF_SLOTS;  // atoms per row block, the use's first
+            // Slot u held use u - SF_SLOTS, freed after stage 2u + 1 - 2 SF_SLOTS <= i - NUM_STAGES: no later wait.
             if (u >= L::SF_SLOTS) mbarrier_wait_parity(sf_empty_bar(sf_slot), uint32_t(u / L::SF_SLOTS - 1) & 1);
             if (half == 0) mbarrier_arrive_expect_tx(sf_full_bar(sf_slot), 2 * 3 * L::SF_SLOT_BYTES);
-            sf_bar = mapa_shared_cluster(sf_full_bar(sf_slot), leader);
+            const uint32_t sf_bar = mapa_shared_cluster(sf_full_bar(sf_slot), leader);
+            tma_load_2d_2sm(sfa_tile(sf_slot), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), sf_bar);
+            tma_load_2d_2sm(sfb1_tile(sf_slot), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
+            tma_load_2d_2sm(sfb2_tile(sf_slot), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
           }
-          tma_load_2d_2sm(sfa_tile(sf_slot), &maps.sfa, 0, 2 * (int(sfa_row_block) * steps_k + ks0), sf_bar);
-          tma_load_2d_2sm(sfb1_tile(sf_slot), &maps.sfb1, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
-          tma_load_2d_2sm(sfb2_tile(sf_slot), &maps.sfb2, 0, 2 * (int(sfb_row_block) * steps_k + ks0), sf_bar);
           if (s == NUM_STAGES - 1) empty_parity ^= 1;
           continue;
         }
@@ -323,11 +322,11 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
         for (int j = 0; j < kts_of_stage(i); ++j)
           for (int ks = 0; ks < ksteps_of(kt0 + j); ++ks) {
             const uint32_t q = uint32_t(j * KSTEPS + ks);  // k-step of the stage; its scale atoms are the q-th
-            const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + q * SF_COLS_PER_KSTEP);
+            const uint32_t sfa_tmem = tmem_offset(tmem_accum, 0, sf_cols + 3 * q * SF_COLS_PER_KSTEP);
             const uint32_t sfb1_atom_tmem =
-                tmem_offset(tmem_accum, 0, sf_cols + (KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
+                tmem_offset(tmem_accum, 0, sf_cols + (3 * q + 1) * SF_COLS_PER_KSTEP);
             const uint32_t sfb2_atom_tmem =
-                tmem_offset(tmem_accum, 0, sf_cols + (2 * KSTEPS_PER_STAGE + q) * SF_COLS_PER_KSTEP);
+                tmem_offset(tmem_accum, 0, sf_cols + (3 * q + 2) * SF_COLS_PER_KSTEP);
             if constexpr (PAIR) {  // each CTA's atoms (its SFA, the same SFB) into its own TMEM
               tcgen05_cp_32x128b_warpx4_2sm(sfa_tmem,
                                             make_smem_desc(sfa_tile(sf_slot) + (sf_q0 + q) * kSfAtomBytes, 0, SBO_SF, Layout::kNone));
@@ -353,9 +352,10 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
             // The same A (descriptor and scales) for both products, each into its own accumulator.
             if constexpr (PAIR) {  // over the pair: 256 rows, each CTA's TMEM gets its 128
               mma_mxf4nvf4_block16_ss_2sm(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem,
-                                          sfb1_atom_tmem + sfb_half_cols, accumulate);
-              mma_mxf4nvf4_block16_ss_2sm(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem,
-                                          sfb2_atom_tmem + sfb_half_cols, accumulate);
+                                          sfb1_atom_tmem + sfb_half_cols, accumulate);  // FUSED: x and y, N 256
+              if (!L::FUSED)
+                mma_mxf4nvf4_block16_ss_2sm(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem,
+                                            sfb2_atom_tmem + sfb_half_cols, accumulate);
               continue;
             }
             mma_mxf4nvf4_block16_ss(tmem_accum, a_desc, b1_desc, L::IDESC, sfa_tmem, sfb1_atom_tmem + sfb_half_cols,
@@ -508,17 +508,15 @@ __device__ __forceinline__ void gemm_body(const DualGemmMaps& maps, bool tma_c, 
   // peer's copy reads or writes) before every receive barrier of the cluster has completed. Only the
   // order of execution matters (every owner waited for its copies before arriving): relaxed too.
   trace.begin(Phase::kTeardown);
-  // PAIR: the leader's MMAs write the peer's TMEM, so neither frees the pair's allocation (one warp
-  // of each CTA, .cta_group::2) before both are done with it.
+  // PAIR: neither CTA frees the pair's TMEM (one warp of each, .cta_group::2) or exits before the
+  // other's accesses into it: the warps that made them (MMAs and commits; copies completing on the
+  // leader's barriers) arrive RELEASING, long before the epilogue, whose warps reach only into their
+  // own CTA and arrive relaxed: the releasing arrive's membar (~0.3 us) is off the kernel's last path.
   tcgen05_fence_before_thread_sync();
-  if (PAIR) {
-    cluster_sync();  // releasing: the leader's MMAs reached into the peer, whose exit must follow them
-  } else if (splits > 1) {
-    cluster_arrive_relaxed();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
+  if (PAIR && warp < 2) cluster_arrive_release();
+  else if (PAIR || splits > 1) cluster_arrive_relaxed();
+  if (PAIR || splits > 1) cluster_wait();
+  else __syncthreads();
   tcgen05_fence_after_thread_sync();
   if (warp == 1) {
     if constexpr (PAIR) tmem_dealloc_2sm(tmem_accum, TMEM_COLS);
@@ -551,7 +549,7 @@ static const nvfp4::PlanRules kPlanRules{"TCG_STEP15_", {64, 128}, {1, 2}, /*max
                                          nvfp4::Reduction::kCluster, nvfp4::CStore::kTma, /*teaches_split=*/false,
                                          /*teaches_multicast=*/false, /*b_operands=*/2,
                                          /*pair_stages_n128, _n64=*/Cfg<128, true>::NUM_STAGES, Cfg<64, true>::NUM_STAGES,
-                                         /*pair_one_ktile_stages_n128=*/Cfg<128, true, 1>::NUM_STAGES};
+                                         /*pair_one_ktile_stages_n128, pair_fused_n128=*/Cfg<128, true, 1>::NUM_STAGES, Cfg<128, true>::FUSED};
 static nvfp4::Plan plan_for(int m, int n, int k, int sms) {
   nvfp4::Forced f;
   f.block_n = env_knob("TCG_STEP15_BLOCK_N", {64, 128}, 0), f.splits = env_knob("TCG_STEP15_SPLITS", {1, 2}, 0);
@@ -578,7 +576,7 @@ void launch(const GemmArgs& g) {
   const int stage_k_tiles = p.one_ktile_stages ? 1 : KT_PER_STAGE;  // the 3-D boxes' depth: the kernel's KT
   const bool tma_c = g.n % 8 == 0 && reinterpret_cast<uintptr_t>(f.c) % 16 == 0;  // a tensor map's row pitch
   const DualGemmMaps maps = make_dual_gemm_maps(f.a, f.b, f.b2, f.sfa, f.sfb, f.sfb2, f.c, g.m, g.n, g.k, BLOCK_M,
-                                                pair ? p.block_n / 2 : p.block_n, stage_k_tiles, pair,
+                                                pair && p.block_n == 64 ? Cfg<64, true>::B_ROWS : p.block_n, stage_k_tiles, pair,
                                                 2 * stage_k_tiles * KSTEPS, tma_c, SUB_N, SUB_M);
   LaunchDims d;
   d.grid = dim3(unsigned(p.ctas));

@@ -194,14 +194,15 @@ KNOBS="TCG_STEP15_CTA_GROUP=1" ARGS=$S15_ARGS case_ s15-epilogue-before-second-p
 # boxes still in flight, and the pair MMA reads the peer's shared memory a copy is still writing.
 KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64" ARGS="--m 256 --n 128 --k 4160 --inputs integer --sim-sms 4" \
   case_ s15-pair-leader-expects-own-bytes $S15 "wrong" \
-  '                                      2 * (uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage));' \
-  '                                      uint32_t(kts) * (A_KTILE_BYTES + 2 * L::B_KTILE_BYTES) + sf_in_stage);  // "my boxes"'
+  '            mbarrier_arrive_expect_tx(tma_full_bar(s), 2 * uint32_t(kts) * (A_KTILE_BYTES + L::B_RINGS * L::B_KTILE_BYTES));' \
+  '            mbarrier_arrive_expect_tx(tma_full_bar(s), uint32_t(kts) * (A_KTILE_BYTES + L::B_RINGS * L::B_KTILE_BYTES));  // "my boxes"'
 # Stages of one k-tile (pairs of BLOCK_N 128): the host's 3-D tensor maps must have the kernel's
 # k-tiles per stage as their box depth; maps made for the usual two land each box's second k-tile
-# past its slot, over the next stage's A (copies in flight with overlapping destinations) or onto
-# a barrier that expects half those bytes (its tx-count goes below zero), whichever comes first.
+# past its slot, over the next stage's operands or the scale ring (copies in flight with overlapping
+# destinations, a read of bytes a copy still writes, or scale atoms it wrote over: a UE4M3 byte with
+# its sign bit set), whichever comes first: under every seed an emulator diagnostic.
 KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1" ARGS=$S15_ARGS \
-  case_ s15-maps-two-ktiles-for-one-ktile-stages $S15 "every:diag:the TMA copy issued by" \
+  case_ s15-maps-two-ktiles-for-one-ktile-stages $S15 "every:diag:tcsim: " \
   '  const int stage_k_tiles = p.one_ktile_stages ? 1 : KT_PER_STAGE;' '  const int stage_k_tiles = KT_PER_STAGE;  // "the step'"'"'s usual boxes"'
 # A pair takes its scales from a ring of their own, one copy per operand for two stages,
 # completing on the slot's barrier, not on the stage's: an MMA warp that waits only for the
@@ -210,6 +211,19 @@ KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1" 
   case_ s15-scales-read-before-their-copy-lands $S15 "every:diag:tcgen05.cp" \
   '        if (L::SF_SPAN == 2 && i % 2 == 0) mbarrier_wait_parity(sf_full_bar(sf_slot), uint32_t(u / L::SF_SLOTS) & 1);' \
   '        (void)u;  // "the stage'"'"'s barrier covers its scales"'
+# A pair's teardown: the warps that reach into the other CTA (the leader's MMAs and commits, the
+# copies completing on the leader's barriers) must arrive releasing; with every warp relaxed, no
+# thread of the peer is ordered after the leader's MMAs when it exits.
+KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64" ARGS="--m 256 --n 128 --k 4160 --inputs integer --sim-sms 4" \
+  case_ s15-pair-teardown-all-relaxed $S15 "every:diag:CTA exited while its cluster peer can still reach it" \
+  '  if (PAIR && warp < 2) cluster_arrive_release();' '  if (false) cluster_arrive_release();  // "the membar is too slow for anyone"'
+# Pairs of BLOCK_N 128 fuse the products: one MMA of N = 256 takes B's first 128 rows from the
+# even CTA and the next 128 from the odd one, so the odd CTA must load B2's rows; loading B1 in both
+# computes y = x: no hazard, a wrong C (integer inputs: caught bitwise).
+KNOBS="TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128" ARGS=$S15_ARGS \
+  case_ s15-fused-odd-cta-loads-b1 $S15 "wrong" \
+  '  const CUtensorMap *b_map = L::FUSED && half ? &maps.b2 : &maps.b1, *b_map3 = L::FUSED && half ? &maps.b2_3d : &maps.b1_3d;' \
+  '  const CUtensorMap *b_map = &maps.b1, *b_map3 = &maps.b1_3d;  // "each CTA its rows of B1"'
 KNOBS="TCG_STEP15_CTA_GROUP=1" ARGS=$S15_ARGS case_ s15-slot-freed-after-first-product $S15 "diag:(operand A) issued by" \
   '            mma_mxf4nvf4_block16_ss(tmem_accum2, a_desc, b2_desc, L::IDESC, sfa_tmem, sfb2_atom_tmem + sfb_half_cols,
                                     accumulate);' '' \

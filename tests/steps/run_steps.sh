@@ -314,7 +314,7 @@ for step in "$@"; do
     # competition's inputs are also checked with its rtol = atol = 1e-3. The ranked shapes run
     # scaled along N on an emulated GPU on which the plan is the full shape's (BLOCK_N 128, and
     # S 2 or 1); the full shapes take minutes: docs/15_nvfp4_dual_gemm.md.
-    expected=$((expected + 36))
+    expected=$((expected + 41))
     [ -x "./$step" ] || { echo "FAIL  $step: binary missing"; failed=$((failed + 1)); continue; }
     PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64" run "$step"                    # default: a pair per 256-row tile
     for b in "TCG_STEP15_SPLITS=4 --" "TCG_STEP15_BLOCK_N=256 --" "TCG_STEP15_SPLITS=2 -- --k 128" \
@@ -351,6 +351,8 @@ for step in "$@"; do
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64 PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 64" \
       run "$step" --m 300 --n 200 --k 1088 --inputs integer --sim-sms 8
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64 run "$step" --m 300 --n 200 --k 1088 --inputs random --sim-sms 8 --sim-seed 3
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64 run "$step" --m 383 --n 136 --k 256 --inputs integer --sim-sms 8   # K of one k-tile: one scale use
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=64 run "$step" --m 300 --n 200 --k 4160 --inputs competition --sim-sms 8 --sim-seed 5  # 5 scale uses over 3 slots
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=2 PLAN_HAS="2-SM pairs (tiles of 256 rows), BLOCK_N 128" \
       run "$step" --m 256 --n 256 --k 4160 --inputs integer --sim-sms 8   # ring wraps 4-5 times
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=2 run "$step" --m 200 --n 136 --k 64 --inputs integer --sim-sms 8
@@ -360,6 +362,11 @@ for step in "$@"; do
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 200 --n 136 --k 64 --inputs integer --sim-sms 8
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 512 --n 256 --k 1024 --inputs competition --sim-sms 8 --sim-seed 4
     TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 300 --n 200 --k 1088 --inputs integer --sim-sms 8
+    # Pairs of BLOCK_N 128 fuse the products (one MMA of N 256, the odd CTA loading B2): K of one
+    # k-tile, a second N tile of 8 rows (B1's and B2's boxes clipped alike), random inputs.
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=2 run "$step" --m 300 --n 136 --k 256 --inputs integer --sim-sms 8
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 300 --n 136 --k 256 --inputs integer --sim-sms 8
+    TCG_STEP15_CTA_GROUP=2 TCG_STEP15_BLOCK_N=128 TCG_STEP15_STAGE_KTILES=1 run "$step" --m 383 --n 264 --k 1088 --inputs random --sim-sms 8 --sim-seed 2
     continue
   fi
   if [[ "$NVFP4_STEPS" == *" $step "* ]]; then

@@ -118,10 +118,14 @@ TEST_CASE("nvfp4 plan: forced knobs are honoured, or refused with one line namin
   CHECK(line(kStep10, 128, 256, 8512, 8, s3) == "BLOCK_N 128, S 3, MC 1, no clusters, 6 CTAs");
 }
 
-// Step 15's rules (its kPlanRules): two B operands, pairs, and pairs of BLOCK_N 128 in stages of one k-tile.
+// Step 15's rules (its kPlanRules): two B operands, pairs, and pairs of BLOCK_N 128 in stages of one k-tile, fused.
 TEST_CASE("nvfp4 plan: step 15's stages of one k-tile: pairs of BLOCK_N 128 only, printed, forced or refused") {
   const PlanRules step15{"TCG_STEP15_", {64, 128}, {1, 2}, 2, {1}, 2, 2, 2, Reduction::kCluster, CStore::kTma,
-                         false, false, 2, 2, 3, 5};
+                         false, false, 2, 2, 3, 5, true};
+  // One MMA of N = 256 over B1 and B2 saves a pair of BLOCK_N 128 a box a k-tile: a lesser estimate.
+  PlanRules unfused = step15;
+  unfused.pair_fused_n128 = false;
+  CHECK(plan(step15, 512, 4096, 7168, 148, Forced{}).ns < plan(unfused, 512, 4096, 7168, 148, Forced{}).ns);
   const std::string pairs128 = "2-SM pairs (tiles of 256 rows), BLOCK_N 128, S 1, MC 1, clusters of 2, 128 CTAs";
   CHECK(line(step15, 512, 4096, 7168) == pairs128 + ", stages of 1 k-tile");
   Forced two;

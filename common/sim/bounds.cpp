@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "internal.h"
 
@@ -36,12 +38,24 @@ struct WaitAcc {
   double ns = 0;
   // (CTA, warp) that waited; the CTA by its index in the grid, not its address (a retired CTA's
   // memory is reused by a later one, which would count their warps as one)
-  std::map<std::pair<uint32_t, int>, bool> warps;
+  std::unordered_set<uint64_t> warps;  // CTA index << 32 | warp
 };
 
 std::vector<SmBusy> g_sm;
 double g_chip_busy[4] = {0, 0, 0, 0};
 std::map<std::pair<std::string, std::string>, WaitAcc> g_waits;  // (barrier family, role)
+// The entry of g_waits for (label, wait annotation, role), by the strings' addresses (the labels
+// are string literals): a look-up per lane-0 wait without building its key's strings.
+struct WaitKey {
+  const char *label, *phase, *role;
+  bool operator==(const WaitKey& o) const { return label == o.label && phase == o.phase && role == o.role; }
+};
+struct WaitKeyHash {
+  size_t operator()(const WaitKey& k) const {
+    return std::hash<const void*>()(k.label) ^ (std::hash<const void*>()(k.phase) * 31) ^ (std::hash<const void*>()(k.role) * 961);
+  }
+};
+std::unordered_map<WaitKey, WaitAcc*, WaitKeyHash> g_wait_index;
 Bounds g_bounds;
 
 // sm_100 residency limits (as launch.cpp applies them).
@@ -55,6 +69,7 @@ void bounds_reset(const Scheduler& s) {
   g_sm.assign(s.sms.size(), SmBusy{});
   std::fill(std::begin(g_chip_busy), std::end(g_chip_busy), 0.0);
   g_waits.clear();
+  g_wait_index.clear();
   g_bounds = Bounds{};
 }
 
@@ -113,12 +128,16 @@ std::string wait_span_name(const Fiber& f, const char* label) {
 void bounds_wait(const Fiber& f, const char* label, double ns) {
   if (f.lane != 0) return;  // a warp's wait, counted once
   const bool mbar = label && !strcmp(label, "mbarrier wait");
-  const std::string family = mbar && f.wait_phase ? std::string(f.wait_phase + 5)
-                             : mbar               ? "mbarrier (no wait annotation)"
-                                                  : std::string(label ? label : "wait");
-  WaitAcc& w = g_waits[{family, f.role ? f.role : "setup"}];
+  WaitAcc*& slot = g_wait_index[WaitKey{label, mbar ? f.wait_phase : nullptr, f.role}];
+  if (!slot) {
+    const std::string family = mbar && f.wait_phase ? std::string(f.wait_phase + 5)
+                               : mbar               ? "mbarrier (no wait annotation)"
+                                                    : std::string(label ? label : "wait");
+    slot = &g_waits[{family, f.role ? f.role : "setup"}];
+  }
+  WaitAcc& w = *slot;
   w.ns += ns;
-  w.warps[{linear_cta(*f.cta), f.warp}] = true;
+  w.warps.insert(uint64_t(linear_cta(*f.cta)) << 32 | uint32_t(f.warp));
 }
 
 void bounds_finish(const Scheduler& s) {
@@ -162,7 +181,7 @@ void bounds_finish(const Scheduler& s) {
     x.role = key.second;
     x.warps = int(w.warps.size());
     std::map<uint32_t, bool> ctas;
-    for (const auto& [cw, yes] : w.warps) ctas[cw.first] = yes;
+    for (const uint64_t cw : w.warps) ctas[uint32_t(cw >> 32)] = true;
     x.ctas = int(ctas.size());
     x.share = w.ns / double(w.warps.size()) / s.end;
     b.waits.push_back(x);

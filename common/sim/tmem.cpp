@@ -24,6 +24,21 @@ using namespace detail;
 
 namespace detail {
 
+template <class F>
+void LdBatch::for_each_cell(F&& fn) const {
+  for (uint32_t t = 0; t < 32; ++t) {
+    uint32_t* r = dst[t];
+    if (!r) continue;
+    if (shape == LdShape::k32x32b) {
+      for (int i = 0; i < num; ++i) fn(&r[i], lane0 + t, col0 + uint32_t(i));
+    } else {
+      for (int i = 0; i < num; ++i)
+        for (int q = 0; q < 4; ++q)
+          fn(&r[4 * i + q], lane0 + t / 4 + (q >= 2 ? 8 : 0), col0 + 8 * uint32_t(i) + 2 * (t % 4) + uint32_t(q % 2));
+    }
+  }
+}
+
 uint32_t& tmem_cell(Cta& cta, uint32_t lane, uint32_t col) { return cta.sm->tmem[size_t(lane) * tcg::kTmemColumns + col]; }
 
 std::string describe_sm_tmem(const Sm& sm) {

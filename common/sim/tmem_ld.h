@@ -35,20 +35,9 @@ struct LdBatch {
   // fn(register, TMEM lane, TMEM column) for each register it writes: lane by lane, then in
   // register order (PTX ISA §9.7.16.8.3: .32x32b, thread t reads lane t, one column a
   // register; .16x256b, thread t reads lanes t/4 and t/4+8, the column pair 2*(t%4) of each 8).
+  // Defined in tmem.cpp, its only user (tests/gpu/break_probes.sh changes the map there).
   template <class F>
-  void for_each_cell(F&& fn) const {
-    for (uint32_t t = 0; t < 32; ++t) {
-      uint32_t* r = dst[t];
-      if (!r) continue;
-      if (shape == LdShape::k32x32b) {
-        for (int i = 0; i < num; ++i) fn(&r[i], lane0 + t, col0 + uint32_t(i));
-      } else {
-        for (int i = 0; i < num; ++i)
-          for (int q = 0; q < 4; ++q)
-            fn(&r[4 * i + q], lane0 + t / 4 + (q >= 2 ? 8 : 0), col0 + 8 * uint32_t(i) + 2 * (t % 4) + uint32_t(q % 2));
-      }
-    }
-  }
+  void for_each_cell(F&& fn) const;
 };
 
 // One lane's operands of a tcgen05.ld (tmem.cpp), kept where a lane that went on past it

@@ -72,7 +72,7 @@ case_ scale_byte_order common/sim/mma_block_scaled.cpp \
 case_ scale_column common/sim/mma_block_scaled.cpp \
   'const uint32_t lane = r % 32, col = col0 + r / 32;' 'const uint32_t lane = r % 32, col = col0 + (r / 32) % 2;'
 case_ ld_16x256b_rows common/sim/tmem.cpp \
-  'lane0 + t / 4 + (r >= 2 ? 8 : 0),' 'lane0 + t / 4 + (r >= 2 ? 0 : 8),'
+  'lane0 + t / 4 + (q >= 2 ? 8 : 0),' 'lane0 + t / 4 + (q >= 2 ? 0 : 8),'
 case_ cp_one_quarter common/sim/mma_block_scaled.cpp \
   'for (uint32_t w = 0; w < 4; ++w) tmem_cell(cta, r + 32 * w, j.col + g) = cell;' \
   'tmem_cell(cta, r, j.col + g) = cell;'

@@ -57,7 +57,9 @@ FULL = [
     ("breakit-s04-deadlock", ["build/break_it/" + BREAK_IT_CASE] + BREAK_IT_ARGS, 1, 3),
 ]
 QUICK = [
-    ("quick-predict-bf16-step04", ["./step04", "--predict", "--m", "1024", "--n", "1024", "--k", "1024"], 0, 2),
+    # 64 CTAs: at 32 (1024^3) the run took 0.6 s, a third of it the process's own start and
+    # page faults, and two runs of it spread by half on this machine class.
+    ("quick-predict-bf16-step04-64ctas", ["./step04", "--predict", "--m", "2048", "--n", "1024", "--k", "1024"], 0, 3),
     ("quick-predict-nvfp4-step13", ["./step13", "--predict", "--m", "128", "--n", "2048", "--k", "2048"], 0, 2),
     ("quick-sim-default-step04", ["./step04", "--sim"], 0, 3),
     ("quick-breakit-s04-deadlock", ["build/break_it/" + BREAK_IT_CASE] + BREAK_IT_ARGS, 1, 3),

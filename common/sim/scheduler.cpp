@@ -277,6 +277,16 @@ void arrive_collective(Collective& c, const char* name, void* data, bool full_wa
   c.arrived++;
 }
 
+// The last lane has arrived: the instruction's work, then the next generation, lanes released.
+void complete_collective(Collective& c, const CollectiveOp& op) {
+  op(c);
+  c.arrived = 0;
+  c.op = nullptr;
+  c.generation++;
+  c.data.fill(nullptr);
+  notify(c.waiters);
+}
+
 std::string collective_waits_on(const Fiber& f, const Collective& w, const char* name) {
   return std::string(name) + " (warp-collective): " + std::to_string(w.arrived) + " of " +
          std::to_string(live_lanes(*f.cta, f.warp)) + " lanes of the warp have arrived";
@@ -289,12 +299,7 @@ void collective(const char* name, void* data, CollectiveOp op, bool full_warp) {
   Collective& c = cta.warps[f.warp];
   arrive_collective(c, name, data, full_warp);
   if (c.arrived == live_lanes(cta, f.warp)) {
-    op(c);
-    c.arrived = 0;
-    c.op = nullptr;
-    c.generation++;
-    c.data.fill(nullptr);
-    notify(c.waiters);
+    complete_collective(c, op);
     return;
   }
   const uint64_t gen = c.generation;
@@ -317,12 +322,7 @@ void collective_continue(const char* name, void* data, CollectiveOp op) {
   }
   // The lanes that arrived and did not stop to wait for this one (settle_collective) went on.
   const bool some_went_on = c.arrived - 1 > int(c.waiters.size());
-  op(c);
-  c.arrived = 0;
-  c.op = nullptr;
-  c.generation++;
-  c.data.fill(nullptr);
-  notify(c.waiters);
+  complete_collective(c, op);
   // collective() charges the lanes that wait for the last one a wake-up after it arrives, so the
   // warp's next collective completes that much later; the lanes that went on skipped it. This
   // lane, which collective() does not charge, is charged it instead: the warp's next collective

@@ -97,14 +97,21 @@ void check_no_mbarrier_in(Cta& cta, uint32_t addr, uint32_t bytes, const char* w
 
 uint8_t* dynamic_smem() { return me().cta->smem; }
 
+namespace {
+// Out of line: its strings would otherwise make every vector access's frame (on a thread's stack
+// at each switch) several hundred bytes deeper.
+[[noreturn, gnu::noinline, gnu::cold]] void fail_misaligned(uintptr_t a, uint32_t bytes, const char* what) {
+  fail_here("misaligned vector access",
+            std::string(what) + " at " + hex(a) + ", which is " + std::to_string(a % bytes) + " bytes past a " +
+                std::to_string(bytes) + "-byte boundary; on the GPU a vector access must be aligned to its size "
+                "and this one faults with \"misaligned address\" (PTX ISA §5.4.2)");
+}
+}  // namespace
+
 void check_vector_access(const void* p, uint32_t bytes, bool store, const char* what, SrcLoc at) {
   tick(at);
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  if (a % bytes != 0)
-    fail_here("misaligned vector access",
-              std::string(what) + " at " + hex(a) + ", which is " + std::to_string(a % bytes) + " bytes past a " +
-                  std::to_string(bytes) + "-byte boundary; on the GPU a vector access must be aligned to its size "
-                  "and this one faults with \"misaligned address\" (PTX ISA §5.4.2)");
+  if (a % bytes != 0) fail_misaligned(a, bytes, what);
   Fiber& f = me();
   const uint8_t* q = static_cast<const uint8_t*>(p);
   if (q < f.cta->smem || q >= f.cta->smem + f.cta->smem_bytes + 1024) {  // global, not this CTA's shared memory

@@ -192,11 +192,14 @@ void prov_check_operand(Cta& cta, const tcg::SmemDesc& d, bool mn_major, const c
   if (!idx) return;  // not written by a TMA load (plain stores, a bulk copy): nothing to compare
   const TmaWriteSite& s = cta.tma_sites[idx - 1];
   const tcg::Layout want = layout_of_span(s.swizzle_span);
-  const std::string desc = std::string("the descriptor of ") + operand + " (start " + hex(d.start) + ", " +
-                           layout_name(d.layout) + ", LBO " + std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) + ")";
+  // Built only for a report (one per MMA operand was a measurable share of a --predict run).
+  const auto desc = [&] {
+    return std::string("the descriptor of ") + operand + " (start " + hex(d.start) + ", " + layout_name(d.layout) +
+           ", LBO " + std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) + ")";
+  };
   if (d.layout != uint32_t(want))
     fail_here("MMA operand layout differs from what the TMA wrote",
-              desc + " reads shared memory that the TMA load at " + loc(s.at) + " wrote through a tensor map with " +
+              desc() + " reads shared memory that the TMA load at " + loc(s.at) + " wrote through a tensor map with " +
                   map_swizzle_name(s.swizzle_span) + " (box rows of " + std::to_string(s.row_bytes) +
                   " bytes): the bytes are laid out for " + layout_name(uint32_t(want)) +
                   ", so the MMA would read them in another order. The descriptor's layout type (bits 61-63, PTX ISA "
@@ -206,7 +209,7 @@ void prov_check_operand(Cta& cta, const tcg::SmemDesc& d, bool mn_major, const c
   // so the groups of 8 rows that SBO steps between are 8 spans apart, whatever the kernel meant.
   if (!mn_major && s.swizzle_span && s.row_bytes == s.swizzle_span && s.rows > 8 && d.sbo != 8 * s.swizzle_span)
     fail_here("MMA operand layout differs from what the TMA wrote",
-              desc + " reads shared memory that the TMA load at " + loc(s.at) + " wrote as " + std::to_string(s.rows) +
+              desc() + " reads shared memory that the TMA load at " + loc(s.at) + " wrote as " + std::to_string(s.rows) +
                   " rows of " + std::to_string(s.row_bytes) + " bytes (" + map_swizzle_name(s.swizzle_span) +
                   "): each row is one swizzle span, so 8-row groups lie " + std::to_string(8 * s.swizzle_span) +
                   " bytes apart and the descriptor's SBO (stride byte offset, PTX ISA §9.7.16.4.1, the K-major "

@@ -121,7 +121,7 @@ struct RunInputs {
 
 // BF16 operands: inputs, launch, CPU reference, verification.
 VerifyResult emulate_bf16(const Options& o, LaunchFn launch, RunInputs& inputs) {
-  if (!inputs.bf16) inputs.bf16 = make_inputs(o.inputs, o.seed, o.m, o.n, o.k);
+  if (!inputs.bf16) inputs.bf16 = make_inputs(o.inputs, o.seed, o.m, o.n, o.k, /*fill=*/!o.predict);
   const HostInputs& in = *inputs.bf16;
   // "Device" memory is host memory here; C starts as NaN, as on the GPU.
   std::vector<__nv_bfloat16> out(static_cast<size_t>(o.m * o.n), bf16_from_bits(0xFFFFu));
@@ -152,7 +152,7 @@ VerifyResult emulate_bf16(const Options& o, LaunchFn launch, RunInputs& inputs) 
 // The dual GEMM (Operands::kNVFP4DualSilu) gets B2 and its scales beside B's, and its own reference.
 VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn launch, RunInputs& inputs) {
   const bool dual = spec.operands == Operands::kNVFP4DualSilu;
-  if (!inputs.nvfp4) inputs.nvfp4 = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k, dual);
+  if (!inputs.nvfp4) inputs.nvfp4 = make_nvfp4_inputs(o.inputs, o.seed, o.m, o.n, o.k, dual, /*fill=*/!o.predict);
   const Nvfp4HostInputs& in = *inputs.nvfp4;
   // C starts as NaN (0xFFFF is an FP16 NaN, what a 0xFF memset gives on the GPU).
   std::vector<__half> out(static_cast<size_t>(o.m * o.n), fp16_from_bits(0xFFFFu));
@@ -245,7 +245,7 @@ VerifyResult emulate_nvfp4(const StepSpec& spec, const Options& o, LaunchFn laun
 // reference; the result adds them up, naming the groups that failed.
 VerifyResult emulate_grouped(const StepSpec& spec, const Options& o, LaunchFn launch, RunInputs& inputs) {
   const GroupList& gl = o.groups;
-  if (!inputs.grouped) inputs.grouped = make_grouped_nvfp4_inputs(o.inputs, o.seed, gl);
+  if (!inputs.grouped) inputs.grouped = make_grouped_nvfp4_inputs(o.inputs, o.seed, gl, /*fill=*/!o.predict);
   const GroupedNvfp4Inputs& in = *inputs.grouped;
   const size_t G = gl.m.size();
   std::vector<std::unique_ptr<EmuBuffer<uint8_t>>> ops;

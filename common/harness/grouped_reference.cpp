@@ -18,7 +18,7 @@ uint64_t group_seed(uint64_t seed, size_t g) {
   return z ^ (z >> 31);
 }
 
-GroupedNvfp4Inputs make_grouped_nvfp4_inputs(Inputs kind, uint64_t seed, const GroupList& groups) {
+GroupedNvfp4Inputs make_grouped_nvfp4_inputs(Inputs kind, uint64_t seed, const GroupList& groups, bool fill) {
   if (groups.n < 1 || groups.k < 1)
     throw std::invalid_argument("grouped GEMM: N and K must be set (a preset sets them; else --n and --k)");
   if (groups.k % kNvfp4KMultiple != 0)
@@ -29,7 +29,7 @@ GroupedNvfp4Inputs make_grouped_nvfp4_inputs(Inputs kind, uint64_t seed, const G
   GroupedNvfp4Inputs in;
   in.groups.reserve(groups.m.size());
   for (size_t g = 0; g < groups.m.size(); ++g)
-    in.groups.push_back(make_nvfp4_inputs(kind, group_seed(seed, g), groups.m[g], groups.n, groups.k));
+    in.groups.push_back(make_nvfp4_inputs(kind, group_seed(seed, g), groups.m[g], groups.n, groups.k, false, fill));
   return in;
 }
 

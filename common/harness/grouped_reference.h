@@ -19,7 +19,8 @@ struct GroupedNvfp4Inputs {
 uint64_t group_seed(uint64_t seed, size_t g);
 // Throws std::invalid_argument (one line) when n or k is not set or k is not a multiple of
 // kNvfp4KMultiple, or for integer inputs with k above kMaxNvfp4IntegerK.
-GroupedNvfp4Inputs make_grouped_nvfp4_inputs(Inputs kind, uint64_t seed, const GroupList& groups);
+// fill false: zeros of the right sizes (make_nvfp4_inputs).
+GroupedNvfp4Inputs make_grouped_nvfp4_inputs(Inputs kind, uint64_t seed, const GroupList& groups, bool fill = true);
 
 // ref[g] (M_g x N row-major) and, if `s` is not null, s[g], as cpu_reference_nvfp4 of group g's
 // operands: C_g = (A_g . SFA_g) (B_g . SFB_g)^T, exact sums in double rounded to float. Groups

@@ -170,8 +170,9 @@ struct HostInputs {
   std::vector<__nv_bfloat16> a;  // m x k row-major
   std::vector<__nv_bfloat16> b;  // n x k row-major
 };
-// A uses stream 0 and B stream 1 of `seed`.
-HostInputs make_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k);
+// A uses stream 0 and B stream 1 of `seed`. fill false: zeros of the right sizes, nothing generated
+// (--predict: timing only; the model's costs do not depend on the values).
+HostInputs make_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k, bool fill = true);
 
 // ref[i*n + j] = sum_k a[i][k] * b[j][k], accumulated in double (exact for integer inputs), then
 // stored as float. If `s` is not null, s[i*n + j] = sum_k |a[i][k]| * |b[j][k]| likewise.
@@ -227,8 +228,9 @@ struct Nvfp4HostInputs {
 // competition: the generator of the NVFP4 competition's reference.py (see Inputs::kCompetition),
 // A from stream 0, B from stream 1 (bytes), scales from streams 2 and 3.
 // dual: B2 too, as B from streams 4 (and 5 for its scales): the same A and B as without it.
+// fill false: zero codes and scales of the right sizes, nothing generated (as make_inputs).
 Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k,
-                                  bool dual = false);
+                                  bool dual = false, bool fill = true);
 
 // ref and s as cpu_reference, for C = (A . SFA) * (B . SFB)^T: the operands decoded exactly to
 // floats (dequantize_nvfp4), then reference_gemm. Only the a, b, sfa and sfb pointers are read.

@@ -263,8 +263,23 @@ Nvfp4Operands Nvfp4HostInputs::operands() const {
   return op;
 }
 
-Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k, bool dual) {
+Nvfp4HostInputs make_nvfp4_inputs(Inputs kind, uint64_t seed, int64_t m, int64_t n, int64_t k, bool dual,
+                                  bool fill) {
   Nvfp4HostInputs in;
+  if (!fill) {
+    const auto zeros = [k](int64_t rows) {
+      Nvfp4Matrix z;
+      z.rows = rows;
+      z.k = k;
+      z.data.assign(static_cast<size_t>(rows * (k / 2)), 0);  // as quantize_nvfp4 sizes them
+      z.sf.assign(sf_bytes(static_cast<uint32_t>(rows), static_cast<uint32_t>(k)), 0);
+      return z;
+    };
+    in.a = zeros(m);
+    in.b = zeros(n);
+    if (dual) in.b2 = zeros(n);
+    return in;
+  }
   if (kind == Inputs::kInteger) {
     in.a = integer_operand(seed, 0, 2, m, k);
     in.b = integer_operand(seed, 1, 3, n, k);

@@ -56,7 +56,10 @@ void print_problem(const StepSpec& spec, const Options& o, const std::string& de
       std::printf("bound:    the competition's stated speed of light for this case: %.3f us on a B200\n",
                   o.groups.speed_of_light_us);
   }
-  if (fp4 && o.inputs == Inputs::kCompetition)
+  if (o.predict)  // emulator_run.cpp: the arithmetic is skipped and copies move no bytes
+    std::printf("inputs:   none generated: timing only (%s hold zeros; the model's costs do not depend on the values)\n",
+                fp4 ? "the codes and scales" : "A and B");
+  else if (fp4 && o.inputs == Inputs::kCompetition)
     std::printf(
         "inputs:   competition: bytes uniform in 0..254 masked with 0xBB (codes 0, +-0.5, +-1, +-1.5), scales "
         "UE4M3_RN(uniform [0,1)), as the NVFP4 competition's reference.py, seed %llu\n",

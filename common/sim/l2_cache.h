@@ -6,7 +6,7 @@
 // goes first, with all its sectors, and a sector read again after its page went is read from HBM
 // again. Writes (TMA stores, global stores) take room like reads; their write-back to HBM is not
 // charged. One look-up per page a range touches, the page's sectors taken 64 at a time; the
-// recency list is intrusive (indices into a vector). Included by timing.cpp only.
+// recency order is a queue of stamped uses (below). Included by timing.cpp only.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -17,84 +17,98 @@ namespace tcsim {
 namespace detail {
 
 // Page number -> index, open addressing with linear probing (a look-up per row of every TMA box:
-// std::unordered_map's node per entry was a cache miss each).
+// std::unordered_map's node per entry was a cache miss each). A slot holds its key and value
+// side by side, so that a look-up touches one cache line.
 struct PageIndex {
-  std::vector<uint64_t> keys;  // page + 1; 0: empty
-  std::vector<uint32_t> vals;
+  struct Slot {
+    uint64_t key = 0;  // page + 1; 0: empty
+    uint32_t val = 0;
+  };
+  std::vector<Slot> slots;
   size_t count = 0;
   int shift = 64;
   size_t home(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift); }
   void clear() {
-    std::fill(keys.begin(), keys.end(), 0);
+    std::fill(slots.begin(), slots.end(), Slot{});
     count = 0;
   }
   // The value slot of `page`, made (0) if missing (*fresh); valid until the next insertion.
   uint32_t* find_or_add(uint64_t page, bool* fresh) {
-    if (2 * (count + 1) > keys.size()) grow();
+    if (2 * (count + 1) > slots.size()) grow();
     const uint64_t key = page + 1;
-    const size_t mask = keys.size() - 1;
+    const size_t mask = slots.size() - 1;
     for (size_t i = home(key);; i = (i + 1) & mask) {
-      if (keys[i] == key) {
+      Slot& s = slots[i];
+      if (s.key == key) {
         *fresh = false;
-        return &vals[i];
+        return &s.val;
       }
-      if (keys[i] == 0) {
-        keys[i] = key;
-        vals[i] = 0;
+      if (s.key == 0) {
+        s.key = key;
+        s.val = 0;
         count++;
         *fresh = true;
-        return &vals[i];
+        return &s.val;
       }
     }
   }
   void erase(uint64_t page) {
     const uint64_t key = page + 1;
-    const size_t mask = keys.size() - 1;
+    const size_t mask = slots.size() - 1;
     size_t i = home(key);
-    while (keys[i] != key) {
-      if (keys[i] == 0) return;
+    while (slots[i].key != key) {
+      if (slots[i].key == 0) return;
       i = (i + 1) & mask;
     }
     // Backward shift: entries after the hole whose home is not in (hole, j] move into it.
-    for (size_t j = (i + 1) & mask; keys[j] != 0; j = (j + 1) & mask) {
-      const size_t h = home(keys[j]);
+    for (size_t j = (i + 1) & mask; slots[j].key != 0; j = (j + 1) & mask) {
+      const size_t h = home(slots[j].key);
       const bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
       if (!stays) {
-        keys[i] = keys[j];
-        vals[i] = vals[j];
+        slots[i] = slots[j];
         i = j;
       }
     }
-    keys[i] = 0;
+    slots[i] = Slot{};
     count--;
   }
   void grow() {
-    std::vector<uint64_t> old_keys = std::move(keys);
-    std::vector<uint32_t> old_vals = std::move(vals);
-    const size_t cap = old_keys.empty() ? 4096 : 2 * old_keys.size();
-    keys.assign(cap, 0);
-    vals.assign(cap, 0);
+    std::vector<Slot> old = std::move(slots);
+    const size_t cap = old.empty() ? 4096 : 2 * old.size();
+    slots.assign(cap, Slot{});
     shift = 64 - __builtin_ctzll(cap);
     count = 0;
-    for (size_t i = 0; i < old_keys.size(); ++i)
-      if (old_keys[i]) {
+    for (const Slot& s : old)
+      if (s.key) {
         bool fresh = false;
-        *find_or_add(old_keys[i] - 1, &fresh) = old_vals[i];
+        *find_or_add(s.key - 1, &fresh) = s.val;
       }
   }
 };
 
+// The recency order is kept lazily: each use of a page stamps it (a counter) and appends (page,
+// stamp) to a queue; the least recently used page is the first queue entry whose stamp is still
+// its page's (later uses left newer entries behind it). A use writes its own page's entry and the
+// queue's tail only: a linked list's unlink wrote its two neighbours, at random places. The queue
+// is squeezed (stale entries dropped, order kept) when most of it is stale.
 struct L2Cache {
   static constexpr uint32_t kNone = ~0u;
   struct Page {
     uint64_t page = 0;
-    std::array<uint64_t, 2> bits{};       // its sectors in L2
-    uint32_t prev = kNone, next = kNone;  // towards the most / least recently used
+    std::array<uint64_t, 2> bits{};  // its sectors in L2
+    uint64_t stamp = 0;              // its last use (0: not in L2)
+  };
+  struct Use {
+    uint32_t idx;    // into `pages`
+    uint64_t stamp;  // the page's stamp when it was used
   };
   std::vector<Page> pages;
-  std::vector<uint32_t> spare;                   // indices of evicted pages, for reuse
-  PageIndex where;                               // page -> index in `pages`
-  uint32_t mru = kNone, lru = kNone;
+  std::vector<uint32_t> spare;  // indices of evicted pages, for reuse
+  PageIndex where;              // page -> index in `pages`
+  std::vector<Use> uses;        // uses[head..]: in order of use, oldest first (some stale)
+  size_t head = 0;
+  uint64_t clock = 0;
+  uint32_t mru = kNone;
   uint64_t resident = 0, capacity = 0;  // bytes of sectors in L2; the most it keeps
   uint64_t evicted_sectors = 0;         // since the launch began
 
@@ -102,22 +116,14 @@ struct L2Cache {
     pages.clear();
     spare.clear();
     where.clear();
-    mru = lru = kNone;
+    uses.clear();
+    head = 0;
+    clock = 0;
+    mru = kNone;
     resident = evicted_sectors = 0;
     capacity = bytes;
   }
-  void unlink(uint32_t i) {
-    Page& g = pages[i];
-    (g.prev == kNone ? mru : pages[g.prev].next) = g.next;
-    (g.next == kNone ? lru : pages[g.next].prev) = g.prev;
-    g.prev = g.next = kNone;
-  }
-  void push_front(uint32_t i) {
-    pages[i].next = mru;
-    if (mru != kNone) pages[mru].prev = i;
-    mru = i;
-    if (lru == kNone) lru = i;
-  }
+  bool live(const Use& u) const { return pages[u.idx].stamp == u.stamp; }
   // The page's entry, now the most recently used.
   Page& use(uint64_t page) {
     bool fresh = false;
@@ -134,22 +140,32 @@ struct L2Cache {
       pages[at].page = page;
     } else if (mru == at) {
       return pages[at];
-    } else {
-      unlink(at);
     }
     const uint32_t i = at;
-    push_front(i);
+    pages[i].stamp = ++clock;
+    uses.push_back(Use{i, clock});
+    mru = i;
+    if (uses.size() - head > 4096 && uses.size() - head > 2 * where.count) squeeze();
     return pages[i];
+  }
+  void squeeze() {
+    size_t n = 0;
+    for (size_t k = head; k < uses.size(); ++k)
+      if (live(uses[k])) uses[n++] = uses[k];
+    uses.resize(n);
+    head = 0;
   }
   // Evicts least recently used pages, never `keep` (the page in use), until the sectors fit.
   void evict(uint32_t keep) {
-    while (resident > capacity && lru != kNone && lru != keep) {
-      const uint32_t i = lru;
+    while (resident > capacity) {
+      while (head < uses.size() && !live(uses[head])) ++head;
+      if (head == uses.size() || uses[head].idx == keep) return;
+      const uint32_t i = uses[head++].idx;
       Page& g = pages[i];
       const uint64_t n = uint64_t(__builtin_popcountll(g.bits[0]) + __builtin_popcountll(g.bits[1]));
       resident -= 32 * n;
       evicted_sectors += n;
-      unlink(i);
+      g.stamp = 0;
       where.erase(g.page);
       spare.push_back(i);
     }

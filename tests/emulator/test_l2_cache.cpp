@@ -6,6 +6,7 @@
 // launch) fails the second case: the second sweep would read nothing from HBM.
 #include <doctest/doctest.h>
 
+#include <list>
 #include <unordered_map>
 
 #include "../../common/sim/l2_cache.h"
@@ -89,5 +90,68 @@ TEST_CASE("L2 model: the page index agrees with a std::unordered_map through ins
       else REQUIRE(*v == ref[page]);
     }
     REQUIRE(idx.count == ref.size());
+  }
+}
+
+namespace {
+// The same model written the obvious way (a std::list in recency order): the reference for the
+// stamped-queue LRU of l2_cache.h.
+struct ListLru {
+  struct Entry {
+    uint64_t page;
+    uint64_t bits[2];
+  };
+  std::list<Entry> order;  // most recent first
+  std::unordered_map<uint64_t, std::list<Entry>::iterator> at;
+  uint64_t resident = 0, capacity = 0, evicted = 0;
+  uint64_t sectors(uint64_t addr, uint64_t len) {
+    uint64_t fresh = 0;
+    for (uint64_t sct = addr / 32, last = (addr + len - 1) / 32; sct <= last; ++sct) {
+      const uint64_t page = sct >> 7;
+      auto it = at.find(page);
+      if (it == at.end()) {
+        order.push_front(Entry{page, {0, 0}});
+        at[page] = order.begin();
+      } else if (it->second != order.begin()) {
+        order.splice(order.begin(), order, it->second);
+      }
+      Entry& e = order.front();
+      const uint64_t bit = 1ull << (sct & 63);
+      if (!(e.bits[(sct & 127) / 64] & bit)) fresh += 32, resident += 32;
+      e.bits[(sct & 127) / 64] |= bit;
+      while (resident > capacity && order.size() > 1) {  // never the page in use (the front)
+        const Entry& v = order.back();
+        const uint64_t n = uint64_t(__builtin_popcountll(v.bits[0]) + __builtin_popcountll(v.bits[1]));
+        resident -= 32 * n;
+        evicted += n;
+        at.erase(v.page);
+        order.pop_back();
+      }
+    }
+    return fresh;
+  }
+};
+}  // namespace
+
+TEST_CASE("L2 model: the stamped-queue LRU evicts exactly as a list in recency order") {
+  // Random reads over 48 pages with room for about 12: every call's HBM bytes, the resident bytes
+  // and the evicted sectors must match the list's. A queue that took the first entry (stale or
+  // not) as the least recently used page, or never squeezed, fails here or runs out of memory.
+  for (uint64_t cap : {uint64_t(48) << 10, uint64_t(5000), uint64_t(1) << 20}) {
+    L2Cache c;
+    c.reset(cap);
+    ListLru ref;
+    ref.capacity = cap;
+    uint64_t x = 987654321;
+    for (int step = 0; step < 300000; ++step) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t page = (x >> 33) % 48, off = (x >> 20) % 4096, len = 1 + (x >> 45) % 600;
+      uint64_t total = 0, fresh = 0;
+      c.sectors(page * 4096 + off, len, &total, &fresh);
+      REQUIRE(fresh == ref.sectors(page * 4096 + off, len));
+      REQUIRE(c.resident == ref.resident);
+      REQUIRE(c.evicted_sectors == ref.evicted);
+    }
+    CHECK(c.uses.size() - c.head <= 2 * c.where.count + 4096);  // squeezed as it goes
   }
 }

@@ -4,7 +4,7 @@
 #   * `./stepNN --predict --m 256 --n 256 --k 512` for steps 01-13, 15 (07, 10-13, 15: NVFP4, K must be a
 #     multiple of 64, which 512 is), and step 16 with three groups (--groups 40,200,1) of that N and K, exits 0 within the time limit and prints exactly one line
 #     "predicted B200: X TFLOPS ..." with X > 0, and one "range: B200 LO - HI TFLOPS" line with
-#     LO <= X <= HI;
+#     LO <= X <= HI, and says that no inputs were generated (timing only);
 #   * `--predict-noise 2` (steps 04 and 13): one "noise: LO - HI us" line holding the point, and
 #     the point the same as without the flag;
 #   * `./step04 --sim --m 384 --n 320 --k 448 --trace FILE` (partial tiles in M and N, a K tail)
@@ -61,6 +61,11 @@ for n in 01 02 03 04 05 06 07 08 09 10 11 12 13 15 16; do
   read -r lo hi < <(sed -E 's/^range: +B200 ([0-9.]+) - ([0-9.]+) TFLOPS.*/\1 \2/' <<<"$rline")
   if ! awk -v l="$lo" -v p="$tflops" -v h="$hi" 'BEGIN { exit !(l + 0 > 0 && l <= p + 0.05 && p <= h + 0.05) }'; then
     bad "$what: range $lo - $hi does not hold the point $tflops" "$out"
+    continue
+  fi
+  # Timing only: no inputs are generated (their values cost nothing in the model), and it says so.
+  if ! grep -q '^inputs:   none generated: timing only' <<<"$out"; then
+    bad "$what: expected an 'inputs:   none generated: timing only' line" "$out"
     continue
   fi
   ok "$what: $tflops TFLOPS, range $lo - $hi"

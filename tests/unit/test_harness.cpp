@@ -133,6 +133,20 @@ TEST_CASE("inputs are deterministic and seed-dependent") {
   }
 }
 
+TEST_CASE("inputs not generated (--predict): zeros of the generated inputs' sizes") {
+  const HostInputs made = make_inputs(Inputs::kRandom, 1, 16, 24, 32);
+  const HostInputs none = make_inputs(Inputs::kRandom, 1, 16, 24, 32, /*fill=*/false);
+  CHECK(none.a.size() == made.a.size());
+  CHECK(none.b.size() == made.b.size());
+  bool zeros = true, made_nonzero = false;
+  for (size_t i = 0; i < none.a.size(); ++i) {
+    zeros = zeros && bf16_bits(none.a[i]) == 0;
+    made_nonzero = made_nonzero || bf16_bits(made.a[i]) != 0;
+  }
+  CHECK(zeros);
+  CHECK(made_nonzero);
+}
+
 TEST_CASE("integer inputs are integers in [-2, 2], all of them occurring") {
   std::vector<__nv_bfloat16> v(10000);
   fill_input(Inputs::kInteger, 3, 0, v.data(), v.size());

@@ -409,6 +409,23 @@ TEST_CASE("make_nvfp4_inputs: random = the BF16 path's floats, quantized") {
   CHECK(make_nvfp4_inputs(Inputs::kRandom, 10, m, n, k).a.data != in.a.data);
 }
 
+TEST_CASE("make_nvfp4_inputs without filling (--predict): zero codes and scales of the filled sizes") {
+  for (bool dual : {false, true}) {
+    const Nvfp4HostInputs made = make_nvfp4_inputs(Inputs::kCompetition, 3, 130, 70, 192, dual);
+    const Nvfp4HostInputs none = make_nvfp4_inputs(Inputs::kCompetition, 3, 130, 70, 192, dual, /*fill=*/false);
+    for (int w = 0; w < 3; ++w) {
+      const Nvfp4Matrix& x = w == 0 ? made.a : w == 1 ? made.b : made.b2;
+      const Nvfp4Matrix& z = w == 0 ? none.a : w == 1 ? none.b : none.b2;
+      CHECK(z.rows == x.rows);
+      CHECK(z.data.size() == x.data.size());
+      CHECK(z.sf.size() == x.sf.size());
+      CHECK(std::all_of(z.data.begin(), z.data.end(), [](uint8_t v) { return v == 0; }));
+      CHECK(std::all_of(z.sf.begin(), z.sf.end(), [](uint8_t v) { return v == 0; }));
+    }
+    CHECK(made.a.data != none.a.data);
+  }
+}
+
 TEST_CASE("make_nvfp4_inputs: integer codes and scales come from the exact sets, all occurring") {
   const int64_t m = 130, n = 40, k = 128;
   const Nvfp4HostInputs in = make_nvfp4_inputs(Inputs::kInteger, 3, m, n, k);

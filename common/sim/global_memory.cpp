@@ -34,6 +34,12 @@ std::map<uintptr_t, Allocation>& registry() {
   return r;
 }
 
+// The allocation the last successful range check found (every global store of a kernel asks;
+// they mostly hit one buffer, C). Forgotten whenever the registry changes.
+struct LastHit {
+  uintptr_t base = 0, end = 0;
+} g_last_hit;
+
 std::string describe(const Allocation& a) {
   return "\"" + a.name + "\" [" + detail::hex(a.base) + ", " + detail::hex(a.base + a.bytes) + ") (" +
          std::to_string(a.bytes) + " bytes)";
@@ -52,9 +58,13 @@ void register_global(const void* base, size_t bytes, const char* name) {
     throw std::invalid_argument("tcsim::register_global: \"" + std::string(name) + "\" overlaps " +
                                 describe(hits_next ? next->second : std::prev(next)->second));
   r[b] = Allocation{b, bytes, name};
+  g_last_hit = LastHit{};
 }
 
-void unregister_global(const void* base) { registry().erase(reinterpret_cast<uintptr_t>(base)); }
+void unregister_global(const void* base) {
+  registry().erase(reinterpret_cast<uintptr_t>(base));
+  g_last_hit = LastHit{};
+}
 
 GlobalAllocation::GlobalAllocation(const void* base, size_t bytes, const char* name) : base_(base) {
   register_global(base, bytes, name);
@@ -65,11 +75,14 @@ namespace detail {
 
 bool global_range_ok(const void* p, uint64_t bytes) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p), e = a + bytes;
+  if (a >= g_last_hit.base && a < g_last_hit.end && e <= g_last_hit.end) return true;
   const auto& r = registry();
   auto next = r.upper_bound(a);
   if (next == r.begin()) return false;
   const Allocation& in = std::prev(next)->second;
-  return a < in.base + in.bytes && e <= in.base + in.bytes;
+  if (!(a < in.base + in.bytes && e <= in.base + in.bytes)) return false;
+  g_last_hit = LastHit{in.base, in.base + in.bytes};
+  return true;
 }
 
 void check_global_range(const void* p, uint64_t bytes, const char* what) {

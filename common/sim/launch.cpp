@@ -27,6 +27,9 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "internal.h"
 
@@ -230,7 +233,26 @@ const Stats& last_stats() { return g_stats; }
 
 const ThreadVars& current() { return me().vars; }
 
+namespace {
+// A launch allocates and frees hundreds of MB in small and large blocks (happens-before clocks,
+// shared memory and TMEM of each CTA, the harness's buffers). glibc returns freed memory at the
+// top of its heap, and every block above its mmap threshold, to the kernel, so that the next
+// launch (the --predict range runs three) faults the same pages in again, zeroed: a tenth of a
+// --predict's system time and more. Keep them in the process instead (its peak is unchanged).
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  static const bool done = [] {
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    return true;
+  }();
+  (void)done;
+#endif
+}
+}  // namespace
+
 void launch(dim3 grid, dim3 block, dim3 cluster, uint32_t smem_bytes, const std::function<void()>& body) {
+  keep_freed_memory();
   if (smem_bytes > kMaxDynamicSmem)
     throw SimError("tcsim: launch asks for " + std::to_string(smem_bytes) +
                    " bytes of dynamic shared memory; sm_100 allows at most " + std::to_string(kMaxDynamicSmem));

@@ -140,7 +140,7 @@ void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at) 
     targets.emplace_back(d, (d->rank << kRankShift) | (bar & kOffsetMask));
     mask |= 1u << d->rank;
   }
-  const std::string by = std::string("the ") + what + " issued by " + who(f) + " at " + loc(at);
+  const Origin by{what, true, &f, at};
   AsyncOp op{[targets, off, by] {
                Scheduler& s = *g_sched;
                uint3 first{0, 0, 0};
@@ -148,7 +148,7 @@ void clc_try_cancel(uint32_t response, uint32_t bar, bool multicast, SrcLoc at) 
                (canceled ? g_stats.clc_canceled : g_stats.clc_failed)++;
                for (const auto& [d, d_bar] : targets) {
                  if (d->finished)
-                   fail("tcsim: try_cancel response for an exited CTA\n  " + by + " writes its response into " +
+                   fail("tcsim: try_cancel response for an exited CTA\n  " + by.text() + " writes its response into " +
                         cta_name(*d) + ", which has exited (undefined for .multicast::cluster::all, §9.7.13.17)");
                  write_response(*d, off, canceled ? kClcCanceled : kClcFailed, first);
                  d->clc_in_flight.erase(std::find(d->clc_in_flight.begin(), d->clc_in_flight.end(), off));

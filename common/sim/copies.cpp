@@ -31,7 +31,7 @@ using namespace detail;
 namespace {
 
 // A copy (TMA or bulk) has written its bytes: count them and complete_tx on its mbarrier.
-void copy_landed(Cta& cta, uint32_t bar, uint32_t bytes, const std::string& by, Clock::time_point t0) {
+void copy_landed(Cta& cta, uint32_t bar, uint32_t bytes, const Origin& by, Clock::time_point t0) {
   g_stats.tma_copies++;
   g_stats.tma_bytes += bytes;
   Mbar& b = cta.mbars.find(bar & kOffsetMask)->second;
@@ -42,7 +42,7 @@ void copy_landed(Cta& cta, uint32_t bar, uint32_t bytes, const std::string& by, 
 }
 
 void run_tma(Cta& cta, const SimMap& m, uint32_t dst, std::array<int32_t, 3> c, Cta& bar_cta, uint32_t bar,
-             const std::string& by) {
+             const Origin& by) {
   const auto t0 = Clock::now();
   if (g_options.skip_math) {  // timing only: the bytes are counted, not moved
     const uint32_t n = m.box[0] * m.elem_bytes * (m.rank > 1 ? m.box[1] : 1) * (m.rank > 2 ? m.box[2] : 1);
@@ -200,7 +200,7 @@ void tma_load(uint32_t dst, const CUtensorMap* map, int rank, const int32_t* coo
   for (int i = 0; i < rank; ++i) c[size_t(i)] = coords[i];
   const std::vector<std::pair<uint64_t, uint32_t>> segments = box_segments(m, c.data(), rank);
   check_box_in_allocation(segments, "cp.async.bulk.tensor (a row of the box, read through the tensor map)");
-  const std::string by = "the TMA copy issued by " + who(f) + " at " + loc(at);
+  const Origin by{"the TMA copy", false, &f, at};
   // Timing model: the box is read from global memory once, and the ISSUING SM's TMA unit pays for
   // it once (H100: rank 0 multicasting every box to 2 or 4 CTAs takes 1.04-1.07x the time of
   // loading them for itself alone); each other destination's TMA unit is busy a share of the box
@@ -267,7 +267,7 @@ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, SrcL
   const Mbar& b = mbar_at_cluster(bar, "cp.async.bulk completion mbarrier");
   check_mbar_published(b, bar, /*async_proxy=*/true, /*remote=*/&cta != f.cta, "cp.async.bulk");
   note_remote_access(cta, "cp.async.bulk");
-  const std::string by = "the bulk copy issued by " + who(f) + " at " + loc(at);
+  const Origin by{"the bulk copy", false, &f, at};
   Cta* cp = &cta;
   auto w = copy_write_issued(cta, dst, bytes, cta, bar, "bulk copy", false);  // async_smem_writes.cpp
   AsyncOp op{[cp, dst, src, bytes, bar, by, w] {
@@ -311,7 +311,7 @@ void bulk_load_multicast(uint32_t dst, const void* src, uint32_t bytes, uint32_t
     if ((a >> kRankShift) >= self.cluster->ctas.size())
       fail_here("shared::cluster address outside the cluster",
                 std::string(what) + " operand " + hex(a) + " names CTA rank " + std::to_string(a >> kRankShift));
-  const std::string by = "the multicast bulk copy issued by " + who(f) + " at " + loc(at);
+  const Origin by{"the multicast bulk copy", false, &f, at};
   double t_done = 0;
   if (timed()) {
     TmaRows rows;

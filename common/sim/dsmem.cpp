@@ -94,7 +94,7 @@ void bulk_copy_smem_to_cluster(uint32_t dst, uint32_t src, uint32_t bytes, uint3
   const uint32_t copy_agent = ++g_sched->next_agent;
   carried->at(copy_agent).committed = 1;
   if (&dcta != &self) self.outgoing_copies.push_back(RemoteAccess{Stamp{copy_agent, 1}, &f, what, at});
-  const std::string by = "the bulk copy into " + cta_name(dcta) + " issued by " + who(f) + " at " + loc(at);
+  const Origin by{"the bulk copy", false, &f, at, &dcta};
   Cta* sp = &self;
   Cta* dp = &dcta;
   auto w = copy_write_issued(dcta, dst, bytes, dcta, bar, "DSMEM bulk copy", false);  // async_smem_writes.cpp

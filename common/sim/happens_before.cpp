@@ -310,9 +310,9 @@ bool hb_ordered(const Fiber& f, Stamp s) { return s.agent == f.agent || f.hb.kno
 namespace {
 // What a release by `f` publishes, written into `c` (f's own clock, or one being built for several
 // threads): its epoch, its tcgen05 issue count and its warp's tcgen05.ld count, each raised.
-void publish_into(HbClock& c, const Fiber& f) {
+void publish_into(HbClock& c, const Fiber& f, uint32_t epoch) {
   Known& own = c.at(f.agent);
-  own.epoch = std::max(own.epoch, f.epoch);
+  own.epoch = std::max(own.epoch, epoch);
   if (f.tc_issued) own.issued = std::max(own.issued, f.tc_issued);
   const Fiber& lane0 = *f.cta->fibers[size_t(f.warp) * 32];  // the agent of its warp's loads
   if (lane0.lds_issued) {
@@ -323,7 +323,7 @@ void publish_into(HbClock& c, const Fiber& f) {
 }  // namespace
 
 const HbClock& hb_release(Fiber& f) {
-  publish_into(f.hb, f);
+  publish_into(f.hb, f, f.epoch);
   // What it does from now on is not covered by this release. Its clock's own entry keeps the
   // published epoch (its own operations are ordered by program order, hb_ordered), so the clock can
   // be published by reference.
@@ -331,20 +331,30 @@ const HbClock& hb_release(Fiber& f) {
   return f.hb;
 }
 
-void hb_release_join(HbClock& acc, HbClock (&bases)[kHbBases], Fiber& f) {
-  for (const HbClock& base : bases)
-    if (f.hb.shares_entries(base)) {  // acc already holds these entries: only the release is new
-      publish_into(acc, f);
+bool hb_release_join(HbClock& acc, HbClock* bases, size_t nbases, Fiber& f) {
+  for (size_t i = 0; i < nbases; ++i) {
+    if (f.hb.shares_entries(bases[i])) {  // acc already holds these entries: only the release is new
+      publish_into(acc, f, f.epoch);
       f.epoch++;
-      return;
+      return true;
     }
+    if (bases[i].entries().empty()) break;  // the slots fill in order: none after this one
+  }
   HbClock before = f.hb;
   acc.join(hb_release(f));
-  for (HbClock& base : bases)
-    if (base.entries().empty()) {
-      base = std::move(before);
-      return;
+  for (size_t i = 0; i < nbases; ++i)
+    if (bases[i].entries().empty()) {
+      bases[i] = std::move(before);
+      break;
     }
+  return false;
+}
+
+void hb_settle_release(Fiber& f) {
+  // Nothing of the thread ran since the arrive (this is its next instruction), so its counts are
+  // those it published then.
+  publish_into(f.hb, f, f.hb_release_pending);
+  f.hb_release_pending = 0;
 }
 
 void hb_exchange(Fiber* const* fs, size_t n) {
@@ -367,7 +377,7 @@ void hb_exchange(Fiber* const* fs, size_t n) {
   HbClock all = base->hb;
   for (size_t i = 0; i < n; ++i)
     if (fs[i] && fs[i]->hb.shares_entries(base->hb)) {
-      publish_into(all, *fs[i]);
+      publish_into(all, *fs[i], fs[i]->epoch);
       fs[i]->epoch++;
     }
   for (size_t i = 0; i < n; ++i)

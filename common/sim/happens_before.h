@@ -87,10 +87,16 @@ void hb_acquire(Fiber& f, const HbClock& c);
 // (a few: the lanes of each warp usually share one): an arrival that holds the same entries as one
 // of them only writes its release into `acc` (which holds them),
 // instead of copying them to change its own entry and having `acc` compare and raise them all.
-// Its own clock then lacks its release until it acquires `acc`: only for a barrier whose arrival
-// is also the wait (bar.sync), so that nothing of the thread runs in between.
-constexpr size_t kHbBases = 4;
-void hb_release_join(HbClock& acc, HbClock (&bases)[kHbBases], Fiber& f);
+// Its own clock then lacks its release until it acquires `acc` (returns true then): fine for a
+// barrier whose arrival is also the wait (bar.sync), where nothing of the thread runs in between;
+// barrier.cluster.arrive, whose wait may come later, sets Fiber::hb_release_pending, so that an
+// instruction in between first adds the release to its clock (hb_settle_release).
+// A CTA barrier keeps kHbBases (a warp's lanes usually share one clock, and the first few warps
+// cover most arrivals); a cluster barrier kHbClusterBases (every warp of up to 8 CTAs arrives).
+constexpr size_t kHbBases = 4, kHbClusterBases = 32;
+bool hb_release_join(HbClock& acc, HbClock* bases, size_t nbases, Fiber& f);
+// Adds the release that hb_release_join left out (Fiber::hb_release_pending) to f's own clock.
+void hb_settle_release(Fiber& f);
 // Every one of `n` threads releases and then acquires what all released (__syncwarp: each lane's
 // clock becomes the join of all lanes' published clocks; null entries are skipped).
 void hb_exchange(Fiber* const* fs, size_t n);

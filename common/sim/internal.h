@@ -102,6 +102,18 @@ using WaitQueue = std::vector<Fiber*>;
 // The happens-before relation (HbClock, Stamp): happens_before.h. The ordering of asynchronous
 // tcgen05 operations (TcOp, TmemUse, tc_issue): tmem_hazards.h.
 
+// Who issued an operation, for a report: made into text only when one is written (a string per
+// copy, commit and arrive was a measurable share of a --predict run). The issuing thread lives as
+// long as its cluster, which holds every barrier the operation reaches.
+struct Origin {
+  const char* what = nullptr;  // "the TMA copy"; null: the thread itself ("<thread> at <line>")
+  bool the = false;            // "the " before `what` (an instruction's name)
+  const Fiber* by = nullptr;
+  SrcLoc at{};
+  const Cta* into = nullptr;  // a copy into another CTA: "<what> into <CTA> issued by ..."
+  std::string text() const;
+};
+
 struct Mbar {
   uint32_t phase = 0;
   uint32_t expected = 0;
@@ -122,7 +134,7 @@ struct Mbar {
   // TMA copy, a tcgen05.commit, a try_cancel response) landed in, plus one, and what it was; and
   // how many phases a wait of this CTA has seen completed.
   uint32_t async_phase_end = 0, observed = 0;
-  std::string async_by;  // "the TMA load issued by ... at ..."
+  Origin async_by;  // the TMA load (or other asynchronous arrival) that landed last
   const Fiber* tx_by = nullptr;  // the last arrive.expect_tx: by whom, in which phase (async_smem_writes.cpp)
   uint32_t tx_phase = 0;
 };
@@ -192,6 +204,10 @@ struct Fiber {
   // Timing model: it went on past a warp collective that its warp's last lane has not reached
   // (collective_continue): generation `continued_gen` of Cta::continued[warp].
   bool continued = false;
+  // A releasing barrier.cluster.arrive that wrote its release into the barrier's clock only
+  // (hb_release_join's shortcut): the epoch it published, not yet in this thread's own clock, which
+  // its next instruction first adds (hb_settle_release); its wait's acquire brings it instead.
+  uint32_t hb_release_pending = 0;
   uint64_t continued_gen = 0;
   std::vector<std::shared_ptr<LdBatch>> pending_ld;  // tcgen05.ld not yet waited for
   // Ordering of tcgen05 operations against thread synchronisation (PTX ISA §9.7.16.6.4):
@@ -374,6 +390,7 @@ struct Cluster {
   uint32_t threads = 0, exited = 0;
   WaitQueue waiters;
   HbClock hb_acc, hb_done;      // happens-before across the cluster barrier
+  HbClock hb_bases[kHbClusterBases];  // clocks of this phase's releasing arrivals, before their release (hb_release_join)
 };
 
 // Timing model: a running thread may run ahead of the next event by at most this (ns) before it
@@ -538,13 +555,13 @@ void cluster_thread_exited(Fiber& f);
 Mbar& mbar_at(Cta& cta, uint32_t bar, const char* what);
 Mbar& mbar_at_cluster(uint32_t bar, const char* what, Cta** target = nullptr);
 std::string describe_mbar(const Mbar& b);
-void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by);
+void mbar_check_phase(Mbar& b, uint32_t addr, const Origin& by);
 // `carried`: the tcgen05 ordering the arrival releases (the arriving thread's clock, a commit's).
-void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const HbClock* carried = nullptr);
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const Origin& by, const HbClock* carried = nullptr);
 // An asynchronous operation (TMA complete_tx, a commit's arrival, a try_cancel response) lands on
 // `b` now: recorded for the exit check (a wait of the CTA must see that phase complete).
-void mbar_note_async(Mbar& b, const std::string& by);
-void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by);
+void mbar_note_async(Mbar& b, const Origin& by);
+void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const Origin& by);
 // The async proxy (TMA complete_tx, tcgen05.commit) or another CTA is about to use `b`: its
 // initialisation must have been published to it (fence.mbarrier_init + a synchronisation).
 void check_mbar_published(const Mbar& b, uint32_t addr, bool async_proxy, bool remote, const char* what);

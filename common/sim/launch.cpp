@@ -120,7 +120,7 @@ void cta_finished(Cta& cta) {
   // Checked whether or not this run happened to perform it early, so under every seed.
   for (const auto& [addr, b] : cta.mbars)
     if (b.async_phase_end > b.observed)
-      fail("tcsim: CTA exited with asynchronous work it never waited for\n  " + name + " exited, but " + b.async_by +
+      fail("tcsim: CTA exited with asynchronous work it never waited for\n  " + name + " exited, but " + b.async_by.text() +
            " completed on the mbarrier at " + hex((cta.rank << kRankShift) | addr) + " (initialised at " +
            loc(b.init_at) + ") in its phase " + std::to_string(b.async_phase_end - 1) + ", and no wait of this CTA "
            "saw that phase complete (waits saw " + std::to_string(b.observed) + " phases). Nothing orders the "

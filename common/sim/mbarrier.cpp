@@ -68,11 +68,11 @@ std::string describe_mbar(const Mbar& b) {
 }
 
 // Phase completion: pending arrivals and tx-count both zero (PTX ISA §9.7.13.15.2).
-void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
+void mbar_check_phase(Mbar& b, uint32_t addr, const Origin& by) {
   if (b.pending == 0 && b.tx < 0)
     fail("tcsim: mbarrier tx-count underflow\n  the mbarrier at " + hex(addr) + " (initialised at " + loc(b.init_at) +
          ") received " + std::to_string(-b.tx) + " bytes more than expect_tx announced for phase " +
-         std::to_string(b.phase) + "; last update by " + by + "." + copy_underflow_detail(b));  // async_smem_writes.cpp
+         std::to_string(b.phase) + "; last update by " + by.text() + "." + copy_underflow_detail(b));  // async_smem_writes.cpp
   if (b.pending == 0 && b.tx == 0) {
     b.hb_done[b.phase & 1] = std::move(b.hb_acc);  // what a wait for this phase's parity acquires
     b.hb_acc.clear();
@@ -82,20 +82,20 @@ void mbar_check_phase(Mbar& b, uint32_t addr, const std::string& by) {
   }
 }
 
-void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const std::string& by, const HbClock* carried) {
+void mbar_do_arrive(Mbar& b, uint32_t addr, uint32_t count, const Origin& by, const HbClock* carried) {
   if (b.pending < int64_t(count))
-    fail("tcsim: mbarrier arrival overflow\n  " + by + " arrives on the mbarrier at " + hex(addr) +
+    fail("tcsim: mbarrier arrival overflow\n  " + by.text() + " arrives on the mbarrier at " + hex(addr) +
          " but its current phase has no pending arrivals left (" + describe_mbar(b) + ")");
   if (carried) b.hb_acc.join(*carried);
   b.pending -= count;
   mbar_check_phase(b, addr, by);
 }
 
-void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const std::string& by) {
+void mbar_add_tx(Mbar& b, uint32_t addr, int64_t delta, const Origin& by) {
   b.tx += delta;
   constexpr int64_t kLimit = (1 << 20) - 1;  // PTX ISA §9.7.13.15.1: tx-count range
   if (b.tx > kLimit || b.tx < -kLimit)
-    fail("tcsim: mbarrier tx-count out of range\n  " + by + " moves the tx-count of the mbarrier at " + hex(addr) +
+    fail("tcsim: mbarrier tx-count out of range\n  " + by.text() + " moves the tx-count of the mbarrier at " + hex(addr) +
          " to " + std::to_string(b.tx) + ", outside +-(2^20-1)");
 }
 
@@ -142,7 +142,7 @@ void publish_inits(bool fence, bool cluster_release) {
   }
 }
 
-void mbar_note_async(Mbar& b, const std::string& by) {
+void mbar_note_async(Mbar& b, const Origin& by) {
   b.async_phase_end = b.phase + 1;
   b.async_by = by;
 }
@@ -158,7 +158,7 @@ void arrive_cluster(uint32_t bar, uint32_t bytes, bool expect_tx, const char* wh
   Cta* target = nullptr;
   Mbar& b = mbar_at_cluster(bar, what, &target);
   check_fence_before(what);
-  const std::string by = who(f) + " at " + loc(f.at);
+  const Origin by{nullptr, false, &f, f.at};
   if (target == f.cta) {
     check_mbar_published(b, bar, false, false, what);
     if (expect_tx) b.tx_by = &f, b.tx_phase = b.phase;  // async_smem_writes.cpp
@@ -212,7 +212,7 @@ void mbar_arrive(uint32_t bar, SrcLoc at) {
   Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive");
   check_fence_before("mbarrier.arrive");
   check_mbar_published(b, bar, false, false, "mbarrier.arrive");
-  mbar_do_arrive(b, bar, 1, who(f) + " at " + loc(at), &hb_release(f));
+  mbar_do_arrive(b, bar, 1, Origin{nullptr, false, &f, at}, &hb_release(f));
 }
 
 void mbar_arrive_cluster(uint32_t bar, SrcLoc at) {
@@ -231,7 +231,7 @@ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes, SrcLoc at) {
   Mbar& b = mbar_at(*f.cta, bar, "mbarrier.arrive.expect_tx");
   check_fence_before("mbarrier.arrive.expect_tx");
   check_mbar_published(b, bar, false, false, "mbarrier.arrive.expect_tx");
-  const std::string by = who(f) + " at " + loc(at);
+  const Origin by{nullptr, false, &f, at};
   b.tx_by = &f, b.tx_phase = b.phase;  // async_smem_writes.cpp
   mbar_add_tx(b, bar, int64_t(bytes), by);
   mbar_do_arrive(b, bar, 1, by, &hb_release(f));

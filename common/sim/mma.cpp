@@ -359,7 +359,7 @@ void tcgen05_commit(uint32_t bar, int cta_group, bool multicast, uint16_t cta_ma
     arrivals.emplace_back(t, tbar);
     mask |= 1u << t->rank;
   }
-  const std::string by = "the " + std::string(what) + " issued by " + who(f) + " at " + loc(at);
+  const Origin by{what, true, &f, at};
   // The commit's place in this thread's tcgen05 queue is when its MMAs have completed; the
   // arrival itself then travels separately, one per destination CTA. The ISA orders each arrival
   // after the operations its commit tracks, not the arrivals of different commits (or of

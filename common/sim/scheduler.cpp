@@ -85,6 +85,13 @@ std::string who(const Fiber& f) {
   return o.str();
 }
 
+std::string Origin::text() const {
+  if (!what) return who(*by) + " at " + loc(at);
+  std::string s = the ? std::string("the ") + what : std::string(what);
+  if (into) s += " into " + cta_name(*into);
+  return s + " issued by " + who(*by) + " at " + loc(at);
+}
+
 [[noreturn]] void fail_here(const std::string& kind, const std::string& detail) {
   Fiber& f = me();
   fail("tcsim: " + kind + "\n  " + who(f) + " at " + loc(f.at) + ":\n  " + detail);
@@ -110,6 +117,7 @@ void tick(SrcLoc at) {
 
 void tick_unsettled(SrcLoc at) {
   Fiber& f = me();
+  if (f.hb_release_pending) hb_settle_release(f);  // an instruction between cluster arrive and wait
   f.at = at;
   heartbeat();
   if (++g_stats.instructions > g_options.instruction_budget)
@@ -401,7 +409,8 @@ void fiber_entry() {
   Scheduler& s = *g_sched;
   (*s.body)();
   Fiber& f = *s.cur;
-  if (f.continued) settle_collective(f);  // its warp's last lane has yet to arrive: exit after it
+  if (f.continued) settle_collective(f);
+  if (f.hb_release_pending) hb_settle_release(f);  // exits between cluster arrive and wait  // its warp's last lane has yet to arrive: exit after it
   f.state = FState::kDone;
   unset_runnable(&f);
   Cta& cta = *f.cta;

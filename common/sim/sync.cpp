@@ -144,6 +144,7 @@ namespace {
 void complete_cluster_phase(Cluster& cl) {
   cl.hb_done = std::move(cl.hb_acc);
   cl.hb_acc.clear();
+  for (HbClock& base : cl.hb_bases) base.clear();
   cl.phases++;
   cl.arrived = 0;
   notify(cl.waiters);
@@ -176,7 +177,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
   const char* what = nthreads == 0 && id == 0 ? kSyncthreadsOp : "bar.sync";
   converge_aligned(what);  // bar.sync is barrier.sync.aligned: the whole warp, together
   check_fence_before(what);
-  hb_release_join(b.hb_acc, b.hb_bases, f);
+  hb_release_join(b.hb_acc, b.hb_bases, kHbBases, f);
   b.expected = expected;
   b.arrived++;
   // __syncthreads (count 0): threads that already exited count as arrived.
@@ -280,14 +281,17 @@ void cluster_arrive(bool release, SrcLoc at) {
       }
     }
   }
-  if (release) cl.hb_acc.join(hb_release(f));
-  else cl.hb_acc.join(hb_release_relaxed(f));  // .relaxed orders no memory (§9.7.13.3)
+  // A releasing arrival that holds the clock of an earlier one of this phase (the threads of a
+  // warp, of a CTA past the same barriers) writes only its release into the barrier's clock.
+  if (release && hb_release_join(cl.hb_acc, cl.hb_bases, kHbClusterBases, f)) f.hb_release_pending = f.epoch - 1;
+  else if (!release) cl.hb_acc.join(hb_release_relaxed(f));  // .relaxed orders no memory (§9.7.13.3)
   f.cluster_arrivals++;
   cl.arrived++;
   if (cl.arrived + cl.exited >= cl.threads) complete_cluster_phase(cl);
 }
 
 void cluster_wait(SrcLoc at) {
+  me().hb_release_pending = 0;  // its arrive's release: the acquire below brings it (hb_release_join)
   tick(at);
   Fiber& f = me();
   Cluster& cl = *f.cta->cluster;

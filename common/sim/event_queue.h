@@ -13,8 +13,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <unordered_map>
 #include <vector>
+
+#include "open_index.h"
 
 namespace tcsim {
 namespace detail {
@@ -55,10 +56,11 @@ class EventQueue {
       buckets_[last_id_].ev.push_back(e);
       return;
     }
-    auto it = index_.find(key);
+    bool fresh = false;
+    uint32_t* slot = index_.find_or_add(key, &fresh);
     uint32_t id;
-    if (it != index_.end()) {
-      id = it->second;
+    if (!fresh) {
+      id = *slot;
     } else {
       if (free_.empty()) {
         id = uint32_t(buckets_.size());
@@ -67,7 +69,7 @@ class EventQueue {
         id = free_.back();
         free_.pop_back();
       }
-      index_.emplace(key, id);
+      *slot = id;
       heap_.push_back(Top{e.t, id});
       std::push_heap(heap_.begin(), heap_.end(), later);
     }
@@ -114,7 +116,7 @@ class EventQueue {
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_;
   std::vector<Top> heap_;
-  std::unordered_map<uint64_t, uint32_t> index_;  // time (bits) -> its bucket
+  OpenIndex index_;  // time (bits) -> its bucket (open_index.h)
   // The bucket of the last push while it lives: a push at the same time skips the index.
   bool has_last_ = false;
   uint64_t last_key_ = 0;

@@ -13,78 +13,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "open_index.h"
+
 namespace tcsim {
 namespace detail {
 
-// Page number -> index, open addressing with linear probing (a look-up per row of every TMA box:
-// std::unordered_map's node per entry was a cache miss each). A slot holds its key and value
-// side by side, so that a look-up touches one cache line.
-struct PageIndex {
-  struct Slot {
-    uint64_t key = 0;  // page + 1; 0: empty
-    uint32_t val = 0;
-  };
-  std::vector<Slot> slots;
-  size_t count = 0;
-  int shift = 64;
-  size_t home(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift); }
-  void clear() {
-    std::fill(slots.begin(), slots.end(), Slot{});
-    count = 0;
-  }
-  // The value slot of `page`, made (0) if missing (*fresh); valid until the next insertion.
-  uint32_t* find_or_add(uint64_t page, bool* fresh) {
-    if (2 * (count + 1) > slots.size()) grow();
-    const uint64_t key = page + 1;
-    const size_t mask = slots.size() - 1;
-    for (size_t i = home(key);; i = (i + 1) & mask) {
-      Slot& s = slots[i];
-      if (s.key == key) {
-        *fresh = false;
-        return &s.val;
-      }
-      if (s.key == 0) {
-        s.key = key;
-        s.val = 0;
-        count++;
-        *fresh = true;
-        return &s.val;
-      }
-    }
-  }
-  void erase(uint64_t page) {
-    const uint64_t key = page + 1;
-    const size_t mask = slots.size() - 1;
-    size_t i = home(key);
-    while (slots[i].key != key) {
-      if (slots[i].key == 0) return;
-      i = (i + 1) & mask;
-    }
-    // Backward shift: entries after the hole whose home is not in (hole, j] move into it.
-    for (size_t j = (i + 1) & mask; slots[j].key != 0; j = (j + 1) & mask) {
-      const size_t h = home(slots[j].key);
-      const bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-      if (!stays) {
-        slots[i] = slots[j];
-        i = j;
-      }
-    }
-    slots[i] = Slot{};
-    count--;
-  }
-  void grow() {
-    std::vector<Slot> old = std::move(slots);
-    const size_t cap = old.empty() ? 4096 : 2 * old.size();
-    slots.assign(cap, Slot{});
-    shift = 64 - __builtin_ctzll(cap);
-    count = 0;
-    for (const Slot& s : old)
-      if (s.key) {
-        bool fresh = false;
-        *find_or_add(s.key - 1, &fresh) = s.val;
-      }
-  }
-};
+// Page number -> index in `pages`: open addressing (open_index.h; a look-up per row of every TMA
+// box: std::unordered_map's node per entry was a cache miss each).
+using PageIndex = OpenIndex;
 
 // The recency order is kept lazily: each use of a page stamps it (a counter) and appends (page,
 // stamp) to a queue; the least recently used page is the first queue entry whose stamp is still

@@ -28,6 +28,10 @@ struct Event {
   int kind;  // 0: thread, 1: async op (by seq), 2: tcgen05 queue head of `f`
   Fiber* f;
   uint64_t stamp;
+  // kind 0: about where the thread's stack pointer will be when it resumes (its saved one, or the
+  // frame of the yield that queued it), so that the run loop can fetch its stack without first
+  // reading its Fiber (timed_run.cpp).
+  const char* sp = nullptr;
 };
 
 class EventQueue {

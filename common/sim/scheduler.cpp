@@ -103,7 +103,10 @@ void yield() {
   Fiber* f = s.cur;
   // Under the timing model a thread that is still runnable goes back into the event heap at
   // its own clock (a blocked one is put back by set_runnable when it is woken).
-  if (s.timed && f->state == FState::kRunnable && f->run_idx >= 0) heap_push(s, f->t, 0, f, ++f->heap_stamp);
+  if (s.timed && f->state == FState::kRunnable && f->run_idx >= 0)
+    // Its stack pointer after the switch below: about 256 bytes under this frame (hand_off's
+    // frame and the saved registers), a hint for fetching its stack (timed_run.cpp).
+    heap_push(s, f->t, 0, f, ++f->heap_stamp, static_cast<const char*>(__builtin_frame_address(0)) - 256);
   if (s.timed && hand_off(s, f)) return;  // resumed by another thread's hand_off or the loop
   fiber_switch(f->ctx, s.main_ctx);
 }
@@ -146,7 +149,7 @@ void set_runnable(Fiber* f) {
       // it does not run only to stop again at its next instruction), or created at its CTA's start.
       f->t = std::max(f->t, s.now) + f->wake_cost;
       f->wake_cost = 0;
-      heap_push(s, f->t, 0, f, ++f->heap_stamp);
+      heap_push(s, f->t, 0, f, ++f->heap_stamp, fiber_stack_hint(f->ctx));
       return;
     }
     f->run_idx = int(s.runnable.size());

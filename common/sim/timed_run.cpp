@@ -21,28 +21,27 @@ const size_t g_page = size_t(sysconf(_SC_PAGESIZE));
 // Completed operations leave holes in async_ops, timed (below). Reset by each launch's loop.
 size_t g_async_holes = 0;
 
-// The memory a switch to `f` touches first: its saved registers, its scheduling fields, and the
-// frames above the point where it yielded. Tens of thousands of threads take turns, so these are
-// rarely in the cache; fetching them while the current thread runs hides most of that wait.
-void prefetch_fiber(const Fiber* f) {
-  const char* p = reinterpret_cast<const char*>(f);
+// The memory a switch to the thread of event `e` touches first: its saved registers, its scheduling
+// fields, and the frames above the point where it stopped. Tens of thousands of threads take
+// turns, so these are rarely in the cache; fetching them while the current thread runs hides most
+// of that wait. Nothing of the thread is read here (a read would wait for the memory): the stack
+// is found from the event (Event::sp).
+void prefetch_thread(const Scheduler::Event& e) {
+  const char* p = reinterpret_cast<const char*>(e.f);
   for (size_t off = 0; off < sizeof(Fiber); off += 64) __builtin_prefetch(p + off);
-  // The canary word at the bottom of its stack, which the switch back from it reads (canary_ok):
-  // nothing else the thread does touches that line.
-  if (f->canary) __builtin_prefetch(f->canary);
-  // A thread that yielded is about 2 KiB deep in its stack. On its way back it reads the frames
-  // of the emulated instruction and its kernel's frame, the KiB above sp (the launch's own frames
-  // further up are not touched until it exits), and its next instruction writes the lines just
-  // below sp again: those are fetched, and no more (a window up to 4 KiB fetched lines no one read,
-  // which pushed others out of the cache: about 5% of a --predict at 4096x2048x2048).
-  if (const char* sp = fiber_stack_hint(f->ctx)) {
-    const char* top = static_cast<const char*>(f->stack) + g_page + kStackBytes;
-    const char* end = top - sp < 1024 ? top : sp + 1024;
+  // A thread that stopped is about 2 KiB deep in its stack. On its way back it reads the frames
+  // of the emulated instruction and its kernel's frame, the KiB above its stack pointer (the
+  // launch's own frames further up are not touched until it exits), and its next instruction
+  // writes the lines just below again: those are fetched, and no more (a window up to 4 KiB
+  // fetched lines no one read, which pushed others out of the cache: about 5% of a --predict at
+  // 4096x2048x2048). A woken thread's event holds its saved stack pointer, a yield's an estimate
+  // (yield, scheduler.cpp).
+  if (const char* sp = e.sp) {
     // One load first: the stacks lie 260 KiB apart, each on its own pages, more than the CPU's
     // TLB holds; a prefetch that misses the TLB may be dropped, a load walks the page table, after
     // which the prefetches of the page's lines are taken (6% of a --predict on this machine class).
     (void)*static_cast<const volatile char*>(sp);
-    for (const char* line = sp; line < end; line += 64) __builtin_prefetch(line);
+    for (const char* line = sp; line < sp + 1024; line += 64) __builtin_prefetch(line);
     for (const char* line = sp - 256; line < sp; line += 64) __builtin_prefetch(line, /*write=*/1);
   }
 }
@@ -80,7 +79,11 @@ AsyncOp take_async(Scheduler& s, std::vector<AsyncOp>::iterator it) {
 }
 
 bool valid_event(Scheduler& s, const Scheduler::Event& e) {
-  if (e.kind == 0) return e.f->run_idx >= 0 && e.f->heap_stamp == e.stamp && e.f->state == FState::kRunnable;
+  if (e.kind == 0) {
+    if (e.f->run_idx >= 0 && e.f->heap_stamp == e.stamp && e.f->state == FState::kRunnable) return true;
+    // drop_stale_async_events took it as current, and the running thread's horizon with it.
+    throw SimError("tcsim: internal error: a stale thread event in the timing model's queue");
+  }
   if (e.kind == 2) return !e.f->tc_ops.empty() && e.f->tc_ops.front().seq == e.stamp;
   return find_async(s, e.stamp) != s.async_ops.end();
 }
@@ -89,16 +92,30 @@ void drop_stale_events(Scheduler& s) {
   while (!s.events.empty() && !valid_event(s, s.events.front())) s.events.pop();
 }
 
+// The same, taking a thread's event as current without reading its Fiber (which is not in the
+// cache yet: this is the check for the event after the one being started). A thread's event is
+// never stale in the timed loop: it is queued only by the thread's own yield or by its wake-up
+// from a wait (set_runnable, for a thread that had none queued), and nothing but the thread
+// itself, while it runs, blocks it or queues it again; valid_event checks that when the event is
+// taken.
+void drop_stale_async_events(Scheduler& s) {
+  while (!s.events.empty() && s.events.front().kind != 0 && !valid_event(s, s.events.front())) s.events.pop();
+}
+
 // The thread event e was just taken from the queue: its thread may run up to the next event (plus
 // the lookahead); the memory that next one's switch will touch is fetched meanwhile.
 void begin_thread_event(Scheduler& s, const Scheduler::Event& e) {
   s.now = std::max(s.now, e.t);
   s.end = std::max(s.end, s.now);
   heartbeat();
-  drop_stale_events(s);
+  drop_stale_async_events(s);
   s.horizon = (s.events.empty() ? e.f->t : std::max(e.f->t, s.events.front().t)) + kLookaheadNs;
+  // The canary word at the bottom of e's stack, which the switch away from it reads (canary_ok):
+  // nothing else the thread does touches that line. (Its Fiber is in the cache: its event was
+  // checked when taken.)
+  if (e.f->canary) __builtin_prefetch(e.f->canary);
   if (!s.events.empty() && s.events.front().kind == 0) {
-    prefetch_fiber(s.events.front().f);
+    prefetch_thread(s.events.front());
     // The events that may come after it: the line their validity check reads, fetched one event
     // early so that the check does not wait for memory.
     s.events.for_next([](const Scheduler::Event& n) {

@@ -93,7 +93,7 @@ double model_tmem_alloc_ns() { return cyc(p(kTmemAllocCycles)); }
 double model_cta_launch_ns() { return p(kCtaLaunchNs); }
 double model_clc_ns() { return p(kClcRoundTripNs); }
 
-void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp) {
+void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp, const char* sp) {
   // --predict-noise: events of equal model time in a seeded order instead of issue order. A jitter
   // of under 1 ps (far below any cost of the model) decides their order and nothing else. A warp's
   // tcgen05 queue heads (kind 2) keep theirs: they complete in issue order (PTX ISA 9.7.16.6).
@@ -103,7 +103,7 @@ void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     t += 1e-3 * double((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
   }
-  s.events.push(Scheduler::Event{t, s.next_seq++, kind, f, stamp});
+  s.events.push(Scheduler::Event{t, s.next_seq++, kind, f, stamp, sp});
   // A running thread must not run past an event it just created.
   if (s.cur && !(kind == 0 && f == s.cur)) s.horizon = std::min(s.horizon, t + kLookaheadNs);
 }

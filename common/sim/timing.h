@@ -17,7 +17,7 @@ struct Fiber;
 struct Scheduler;
 
 // Pushes an event on the heap of a timed launch (Scheduler::heap; `kind` as in Scheduler::Event).
-void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp);
+void heap_push(Scheduler& s, double t, int kind, Fiber* f, uint64_t stamp, const char* sp = nullptr);
 // The running thread spends `ns` (an instruction's issue cost, a stall); it yields when its clock
 // passes the horizon, so that events stay in time order.
 void model_spend(Fiber& f, double ns);

@@ -16,6 +16,7 @@
 // global allocations and the bounds of raw global accesses), global_order.cpp (global memory
 // ordering between threads), happens_before.cpp (the one happens-before relation every ordering
 // check asks),
+// names.cpp (how reports name threads, CTAs, lines and an operation's issuer),
 // warp_mma.cpp (ldmatrix, mma.sync), tma_store.cpp (TMA stores, bulk groups, the proxy fence),
 // tensormap_replace.cpp (tensor maps rewritten on the device, the tensormap-proxy fences),
 // clc.cpp (cluster launch control), timing.cpp (the B200 timing model and the trace),
@@ -24,7 +25,8 @@
 // differ from what the TMA wrote), bounds.cpp (what bounds a timed launch: engines' busy time,
 // waits per barrier, CTAs per SM), async_smem_writes.cpp (copies' destinations until a wait saw
 // them land), tmem_slot.cpp (the TMEM address tcgen05.alloc writes to shared memory).
-// Headers: this one; event_queue.h (the timing model's event queue); fiber_switch.h (switching
+// Headers: this one; event_queue.h (the timing model's event queue; open_index.h, the hash map it
+// and l2_cache.h use); tma_store.h (TMA stores' and the proxy rules' types); fiber_switch.h (switching
 // between the scheduler and the fibers, fiber_switch.cpp); happens_before.h (the vector clocks;
 // tmem_hazards.h includes it); provenance.h; async_smem_writes.h; tensor_map_boxes.h (decoded
 // tensor maps, the bytes of a box); tmem_hazards.h (tmem_hazards.cpp's types and checks) and timing.h (the timing
@@ -55,6 +57,7 @@
 #include "timing.h"
 #include "tmem_hazards.h"
 #include "tmem_ld.h"
+#include "tma_store.h"
 
 namespace tcsim {
 namespace detail {
@@ -158,26 +161,7 @@ struct AsyncOp {
 
 // One warp's tcgen05.ld in flight (LdBatch) and a lane's operands (LdLaneArgs): tmem_ld.h.
 
-// TMA stores and bulk groups (tma_store.cpp): a store in flight, and a committed bulk group of
-// one thread (cp.async.bulk.commit_group); a shared-memory chunk as the proxy rules see it.
-struct BulkStore;
-struct BulkGroup {
-  std::vector<std::shared_ptr<BulkStore>> stores;
-  SrcLoc at{};               // the commit_group
-  bool read_waited = false;  // a wait_group(.read) of the issuing thread covered it
-};
-struct GenericRead {           // a generic-proxy load of a chunk (tma_store.cpp proxy rules)
-  Fiber* reader = nullptr;
-  SrcLoc at{};
-  Stamp read, fenced;          // the load; the reader's fence.proxy.async after it (none yet: 0)
-};
-struct SmemChunk {             // 16 bytes of a CTA's shared memory
-  Fiber* writer = nullptr;     // the thread of the last generic-proxy store (st_shared_generic)
-  SrcLoc at{};                 //   and where
-  Stamp fenced;                // that thread's fence.proxy.async after the store (none yet: 0)
-  std::shared_ptr<BulkStore> reader;  // the last TMA store whose source covers it
-  std::vector<GenericRead> reads;     // generic loads since the last async-proxy write
-};
+// TMA stores, bulk groups and the proxy rules' shared-memory chunks: tma_store.h.
 
 enum class FState { kRunnable, kBlocked, kDone };
 
@@ -453,7 +437,7 @@ inline bool timed() { return g_sched && g_sched->timed; }
 // ---- global memory ordering between threads (global_order.cpp)
 void global_order_reset();  // at each launch
 
-// ---- failure reporting (scheduler.cpp)
+// ---- failure reporting (scheduler.cpp; who, cta_name and the other names in reports: names.cpp)
 [[noreturn]] void fail(const std::string& msg);
 [[noreturn]] void fail_here(const std::string& kind, const std::string& detail);
 Fiber& me();
@@ -580,19 +564,6 @@ void tmem_check_range(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, 
 // An MMA is about to write [lane0, +nlanes) x [col0, +ncols) of `cta`'s TMEM: fails (from the
 // scheduler's stack) if a tcgen05.ld not yet waited for still reads any of those cells.
 void check_no_pending_ld(Cta& cta, uint32_t lane0, uint32_t nlanes, uint32_t col0, uint32_t ncols, const std::string& writer);
-
-// ---- TMA stores and the generic -> async proxy (tma_store.cpp, copies.cpp)
-// The proxy rule in the other direction (tma_store.cpp): the running thread loads `bytes` at `addr`
-// through the generic proxy; the async proxy is about to write there on its behalf (every such
-// load must be ordered before the write through fence.proxy.async).
-void note_generic_read(Cta& cta, uint32_t addr, uint32_t bytes);
-void check_async_write_after_reads(Cta& cta, uint32_t addr, uint32_t bytes, const char* what);
-// The running thread exits: it must have committed its TMA stores and waited for their reads.
-void bulk_thread_exited(Fiber& f);
-// The async proxy is about to read the 16-byte piece at `a` of `cta`'s shared memory (a TMA store's
-// or a bulk copy's source): fails unless its last generic store was fenced and that fence is
-// ordered before the running thread's issue (tma_store.cpp).
-void check_async_proxy_read(Cta& cta, uint32_t a, const char* what);
 
 // ---- numbers (mma.cpp)
 float f16_bits_to_float(uint16_t h, bool bf16);

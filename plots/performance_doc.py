@@ -33,8 +33,9 @@ def git_rev():
                              capture_output=True, text=True).stdout.strip()
         # The files make predict itself rewrites do not make the revision dirty: a page generated
         # right after a commit names that commit. Any other change does, and the page says so.
-        generated = [":!results/model_b200.csv", ":!results/model_b200_sweeps.csv", ":!docs/performance.md",
-                     ":!docs/img"]
+        generated = [":!results/model_b200.csv", ":!results/model_b200_sweeps.csv", ":!results/validation_b200.csv",
+                     ":!results/model_b200_dual_gemm.csv", ":!results/model_b200_grouped.csv",
+                     ":!docs/performance.md", ":!docs/img"]
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "."] + generated, cwd=ROOT).returncode != 0
         return rev + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):

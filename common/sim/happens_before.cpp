@@ -331,12 +331,13 @@ const HbClock& hb_release(Fiber& f) {
   return f.hb;
 }
 
-bool hb_release_join(HbClock& acc, HbClock* bases, size_t nbases, Fiber& f) {
+void hb_release_join(HbClock& acc, HbClock* bases, size_t nbases, Fiber& f) {
   for (size_t i = 0; i < nbases; ++i) {
     if (f.hb.shares_entries(bases[i])) {  // acc already holds these entries: only the release is new
       publish_into(acc, f, f.epoch);
       f.epoch++;
-      return true;
+      f.hb_release_pending = true;
+      return;
     }
     if (bases[i].entries().empty()) break;  // the slots fill in order: none after this one
   }
@@ -347,14 +348,13 @@ bool hb_release_join(HbClock& acc, HbClock* bases, size_t nbases, Fiber& f) {
       bases[i] = std::move(before);
       break;
     }
-  return false;
 }
 
 void hb_settle_release(Fiber& f) {
-  // Nothing of the thread ran since the arrive (this is its next instruction), so its counts are
-  // those it published then.
-  publish_into(f.hb, f, f.hb_release_pending);
-  f.hb_release_pending = 0;
+  // Nothing of the thread ran since the arrive (this is its next instruction), so the release is
+  // the one it published then: its previous epoch and its counts as they are.
+  publish_into(f.hb, f, f.epoch - 1);
+  f.hb_release_pending = false;
 }
 
 void hb_exchange(Fiber* const* fs, size_t n) {
@@ -407,6 +407,11 @@ HbClock hb_release_relaxed(Fiber& f) {
   // in that corner, never a false one.
   if (fenced) c.at(f.agent).epoch = fenced;
   return c;
+}
+
+void hb_acquire_phase(Fiber& f, const HbClock& c) {
+  f.hb_release_pending = false;
+  hb_acquire(f, c);
 }
 
 void hb_acquire(Fiber& f, const HbClock& c) {

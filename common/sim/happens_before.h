@@ -87,16 +87,18 @@ void hb_acquire(Fiber& f, const HbClock& c);
 // (a few: the lanes of each warp usually share one): an arrival that holds the same entries as one
 // of them only writes its release into `acc` (which holds them),
 // instead of copying them to change its own entry and having `acc` compare and raise them all.
-// Its own clock then lacks its release until it acquires `acc` (returns true then): fine for a
-// barrier whose arrival is also the wait (bar.sync), where nothing of the thread runs in between;
-// barrier.cluster.arrive, whose wait may come later, sets Fiber::hb_release_pending, so that an
-// instruction in between first adds the release to its clock (hb_settle_release).
+// Its own clock then lacks its release, which Fiber::hb_release_pending says: acquiring the phase's
+// clock brings it (hb_acquire_phase); an instruction before that (barrier.cluster's wait may come
+// later than its arrive) first adds it (hb_settle_release, from tick).
 // A CTA barrier keeps kHbBases (a warp's lanes usually share one clock, and the first few warps
 // cover most arrivals); a cluster barrier kHbClusterBases (every warp of up to 8 CTAs arrives).
 constexpr size_t kHbBases = 4, kHbClusterBases = 32;
-bool hb_release_join(HbClock& acc, HbClock* bases, size_t nbases, Fiber& f);
+void hb_release_join(HbClock& acc, HbClock* bases, size_t nbases, Fiber& f);
 // Adds the release that hb_release_join left out (Fiber::hb_release_pending) to f's own clock.
 void hb_settle_release(Fiber& f);
+// An acquire by `f` of the clock of a barrier phase its own arrival was joined into (which holds
+// its release: a release left out of its clock needs no settling).
+void hb_acquire_phase(Fiber& f, const HbClock& c);
 // Every one of `n` threads releases and then acquires what all released (__syncwarp: each lane's
 // clock becomes the join of all lanes' published clocks; null entries are skipped).
 void hb_exchange(Fiber* const* fs, size_t n);

@@ -188,10 +188,10 @@ struct Fiber {
   // Timing model: it went on past a warp collective that its warp's last lane has not reached
   // (collective_continue): generation `continued_gen` of Cta::continued[warp].
   bool continued = false;
-  // A releasing barrier.cluster.arrive that wrote its release into the barrier's clock only
-  // (hb_release_join's shortcut): the epoch it published, not yet in this thread's own clock, which
-  // its next instruction first adds (hb_settle_release); its wait's acquire brings it instead.
-  uint32_t hb_release_pending = 0;
+  // Its last barrier arrival wrote its release (epoch - 1) into the barrier's clock only
+  // (hb_release_join's shortcut), not into its own: the barrier's acquire brings it
+  // (hb_acquire_phase), else its next instruction first adds it (hb_settle_release).
+  bool hb_release_pending = false;
   uint64_t continued_gen = 0;
   std::vector<std::shared_ptr<LdBatch>> pending_ld;  // tcgen05.ld not yet waited for
   // Ordering of tcgen05 operations against thread synchronisation (PTX ISA §9.7.16.6.4):

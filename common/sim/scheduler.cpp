@@ -376,8 +376,8 @@ void fiber_entry() {
   Scheduler& s = *g_sched;
   (*s.body)();
   Fiber& f = *s.cur;
-  if (f.continued) settle_collective(f);
-  if (f.hb_release_pending) hb_settle_release(f);  // exits between cluster arrive and wait  // its warp's last lane has yet to arrive: exit after it
+  if (f.continued) settle_collective(f);  // its warp's last lane has yet to arrive: exit after it
+  if (f.hb_release_pending) hb_settle_release(f);  // it exits between a cluster arrive and its wait
   f.state = FState::kDone;
   unset_runnable(&f);
   Cta& cta = *f.cta;

@@ -189,7 +189,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
     b.hb_acc.clear();
     for (HbClock& base : b.hb_bases) base.clear();
     notify(b.waiters);
-    hb_acquire(f, b.hb_done);
+    hb_acquire_phase(f, b.hb_done);
     note_thread_sync(what, at);
     return;
   }
@@ -208,7 +208,7 @@ void named_barrier_sync(uint32_t id, uint32_t nthreads, SrcLoc at) {
                std::to_string(bp->arrived + (nthreads ? 0 : cp->exited)) + " of " + std::to_string(bp->expected) +
                " threads have arrived";
       });
-  hb_acquire(f, b.hb_done);
+  hb_acquire_phase(f, b.hb_done);
   note_thread_sync(what, at);
 }
 
@@ -283,15 +283,17 @@ void cluster_arrive(bool release, SrcLoc at) {
   }
   // A releasing arrival that holds the clock of an earlier one of this phase (the threads of a
   // warp, of a CTA past the same barriers) writes only its release into the barrier's clock.
-  if (release && hb_release_join(cl.hb_acc, cl.hb_bases, kHbClusterBases, f)) f.hb_release_pending = f.epoch - 1;
-  else if (!release) cl.hb_acc.join(hb_release_relaxed(f));  // .relaxed orders no memory (§9.7.13.3)
+  if (release) hb_release_join(cl.hb_acc, cl.hb_bases, kHbClusterBases, f);
+  else cl.hb_acc.join(hb_release_relaxed(f));  // .relaxed orders no memory (§9.7.13.3)
   f.cluster_arrivals++;
   cl.arrived++;
   if (cl.arrived + cl.exited >= cl.threads) complete_cluster_phase(cl);
 }
 
 void cluster_wait(SrcLoc at) {
-  me().hb_release_pending = 0;  // its arrive's release: the acquire below brings it (hb_release_join)
+  // Its arrive's release, if left out of its clock (hb_release_join), comes with the acquire below:
+  // the tick must not add it first.
+  me().hb_release_pending = false;
   tick(at);
   Fiber& f = me();
   Cluster& cl = *f.cta->cluster;
@@ -309,7 +311,7 @@ void cluster_wait(SrcLoc at) {
                        std::to_string(cp->threads - cp->exited) + " running threads of the cluster have arrived";
               });
   f.cluster_waits++;
-  hb_acquire(f, cl.hb_done);
+  hb_acquire_phase(f, cl.hb_done);
   note_thread_sync("barrier.cluster.wait", at);
 }
 
